@@ -1,0 +1,81 @@
+# ragway — run `make help` for the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PROTOS := $(wildcard proto/ragway/v1/*.proto)
+
+# Thread pools set deliberately: numpy's BLAS pool and onnxruntime/torch each
+# start one thread per core and oversubscribe a small machine (INFRA.md).
+export OPENBLAS_NUM_THREADS ?= 1
+export OMP_NUM_THREADS ?= 1
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: help
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*?## "} /^[a-zA-Z_-]+:.*?## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(STAMP): pyproject.toml requirements.lock
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "ragway needs Python 3.11, found " + sys.version.split()[0]' \
+	  || { echo "error: set PYTHON=python3.11 (ragway needs Python 3.11)"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip==25.3
+	# pip's own cache (~/.cache/pip) carries the large torch wheel between runs.
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+.PHONY: install
+install: $(STAMP) ## Create .venv with the pinned dependencies (done by the other targets)
+
+.PHONY: up
+up: $(STAMP) ## Start Redis, retriever, generator and gateway on loopback, load the demo KB (ARGS="--port 8080")
+	$(BIN)/ragway up $(ARGS)
+
+.PHONY: test
+test: $(STAMP) ## Run every test: unit, then integration on real processes
+	$(BIN)/python -m pytest
+
+.PHONY: test-unit
+test-unit: $(STAMP) ## Run the fast unit tests only
+	$(BIN)/python -m pytest -m "unit"
+
+.PHONY: lint
+lint: $(STAMP) ## ruff (lint + format check) and mypy --strict
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy ragway services tests scripts
+
+.PHONY: fmt
+fmt: $(STAMP) ## Format and autofix with ruff
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+.PHONY: proto
+proto: $(STAMP) ## Regenerate the gRPC stubs in ragway/v1 from proto/
+	$(BIN)/python scripts/gen_proto.py
+
+.PHONY: proto-check
+proto-check: proto ## Fail when the committed stubs differ from a fresh regeneration
+	@git diff --exit-code --stat -- ragway/v1 \
+	  || { echo "error: ragway/v1 is stale: run 'make proto' and commit the result"; exit 1; }
+	@test -z "$$(git status --porcelain -- ragway/v1)" \
+	  || { echo "error: untracked generated files in ragway/v1"; git status --porcelain -- ragway/v1; exit 1; }
+
+.PHONY: openapi
+openapi: $(STAMP) ## Write the gateway's OpenAPI spec to docs/openapi.json
+	$(BIN)/ragway openapi --output docs/openapi.json
+
+.PHONY: lock
+lock: ## Re-resolve requirements.lock from pyproject.toml (needs the registry)
+	rm -rf /tmp/ragway-lock && $(PYTHON) -m venv /tmp/ragway-lock
+	/tmp/ragway-lock/bin/pip install --quiet -e '.[dev]'
+	/tmp/ragway-lock/bin/pip freeze --exclude-editable | grep -v '^-e ' > requirements.lock
+
+.PHONY: clean
+clean: ## Remove run data (var/) and caches; keeps .venv
+	rm -rf var .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Generated gRPC stubs (make proto). Never edit by hand."""
