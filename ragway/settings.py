@@ -1,0 +1,22 @@
+"""Settings shared by every service. Each service extends ``ServiceSettings``.
+
+All configuration comes from environment variables prefixed ``RAGWAY_``; this
+module and the per-service settings modules are the only places that read them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ServiceSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="RAGWAY_", extra="ignore", frozen=True)
+
+    log_level: str = Field(default="INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
+    # One inference thread per process by default: two processes (retriever and
+    # generator) share a small machine, and more threads only oversubscribe it.
+    inference_threads: int = Field(default=1, ge=1, le=64)
+    data_dir: Path = Path("var")

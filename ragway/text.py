@@ -1,0 +1,161 @@
+"""Plain-text helpers shared by the generator and the evaluation code."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import tantivy
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[`A-Z0-9])")
+_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_WORD = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)*(?:%|[a-z]{1,3}\b)?")
+
+# Function words that carry no evidence of topic; kept short on purpose.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "after",
+        "all",
+        "also",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "before",
+        "being",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "done",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "out",
+        "over",
+        "own",
+        "same",
+        "shall",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+    ]
+)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a chunk. Lines (list items, table rows) never merge."""
+    sentences: list[str] = []
+    in_code = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("```"):
+            in_code = not in_code
+            continue
+        if in_code or not line or line.startswith("#") or set(line) <= set("|-: "):
+            continue
+        line = _LIST_MARK.sub("", line)
+        sentences.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
+    return sentences
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+@functools.cache
+def _stemmer() -> tantivy.TextAnalyzer:
+    # The Snowball English stemmer that the BM25 index uses, so "resuming"
+    # in a passage and "resume" in a question meet as "resum".
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw())
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+def stem(word: str) -> str:
+    tokens = _stemmer().analyze(word)
+    return tokens[0] if tokens else word
+
+
+def content_terms(text: str) -> set[str]:
+    return {stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1}
+
+
+def numbers(text: str) -> list[str]:
+    """Numbers as written (with unit suffix), for checks that an answer keeps them."""
+    return _NUMBER.findall(text.lower())

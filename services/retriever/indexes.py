@@ -1,0 +1,38 @@
+"""The roles a search backend plays. Embedded engines and servers implement the same ones."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from services.retriever.model import AccessScope, Candidate, ChunkRecord
+
+
+class SparseIndex(Protocol):
+    """Lexical (BM25) search with the access scope evaluated inside the engine."""
+
+    def upsert(self, chunks: Sequence[ChunkRecord]) -> None: ...
+
+    def delete_documents(self, tenant: str, document_ids: Sequence[str]) -> int: ...
+
+    def search(self, query: str, scope: AccessScope, limit: int) -> list[Candidate]: ...
+
+    def count(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class DenseIndex(Protocol):
+    """Vector search with the access scope evaluated inside the engine."""
+
+    def upsert(self, chunks: Sequence[ChunkRecord], vectors: Sequence[Sequence[float]]) -> None: ...
+
+    def delete_documents(self, tenant: str, document_ids: Sequence[str]) -> int: ...
+
+    def search(
+        self, vector: Sequence[float], scope: AccessScope, limit: int
+    ) -> list[Candidate]: ...
+
+    def count(self) -> int: ...
+
+    def close(self) -> None: ...

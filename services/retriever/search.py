@@ -1,0 +1,193 @@
+"""The search pipeline: sparse ∥ dense → RRF → rerank, each stage inside its budget.
+
+    query ─┬─ embed ▸ dense search ─┐
+           └─ sparse search ────────┴─ RRF ▸ rerank (top rerank_depth) ▸ top_k
+
+Stages run in a thread pool (the engines release the GIL). A stage that misses
+its deadline is dropped, not awaited: dense late → sparse only, sparse late →
+dense only, reranker late → fused order. Each drop is reported as a
+degradation so the caller can record and announce it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TypeVar
+
+from ragway.embedding import Embedder
+from services.retriever.builds import Build
+from services.retriever.fusion import reciprocal_rank_fusion
+from services.retriever.model import AccessScope, Candidate, ChunkRecord
+from services.retriever.rerank import Reranker
+
+T = TypeVar("T")
+
+
+class Mode(StrEnum):
+    HYBRID = "hybrid"
+    SPARSE = "sparse"
+    DENSE = "dense"
+
+
+class AllRetrieversFailedError(RuntimeError):
+    """Neither sparse nor dense search produced a result inside the budget."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOptions:
+    top_k: int = 8
+    candidate_depth: int = 50
+    mode: Mode = Mode.HYBRID
+    rerank: bool | None = None  # None: rerank when a model is configured
+    budget_ms: int = 1000
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.top_k <= 100:
+            raise ValueError(f"top_k must be in [1, 100], got {self.top_k}")
+        if not self.top_k <= self.candidate_depth <= 1000:
+            raise ValueError(
+                f"candidate_depth must be in [top_k={self.top_k}, 1000], got {self.candidate_depth}"
+            )
+        if not 10 <= self.budget_ms <= 60_000:
+            raise ValueError(f"budget_ms must be in [10, 60000], got {self.budget_ms}")
+
+
+@dataclass(slots=True)
+class Hit:
+    chunk: ChunkRecord
+    score: float
+    fused: float = 0.0
+    sparse: tuple[int, float] | None = None  # (rank, score)
+    dense: tuple[int, float] | None = None
+    rerank: float | None = None
+
+
+@dataclass(slots=True)
+class SearchOutcome:
+    hits: list[Hit]
+    build_id: str
+    mode: Mode
+    degraded: list[tuple[str, str]] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class HybridSearcher:
+    def __init__(
+        self,
+        embedder: Embedder,
+        executor: Executor,
+        *,
+        reranker: Reranker | None = None,
+        rerank_depth: int = 20,
+        rrf_k: int = 60,
+    ) -> None:
+        self._embedder = embedder
+        self._executor = executor
+        self._reranker = reranker
+        self._rerank_depth = rerank_depth
+        self._rrf_k = rrf_k
+
+    async def search(
+        self, build: Build, query: str, scope: AccessScope, options: SearchOptions
+    ) -> SearchOutcome:
+        started = time.perf_counter()
+        deadline = started + options.budget_ms / 1000
+        outcome = SearchOutcome(hits=[], build_id=build.build_id, mode=options.mode)
+        timings = outcome.timings_ms
+        depth = options.candidate_depth
+
+        def timed(stage: str, fn: Callable[[], T]) -> Callable[[], T]:
+            def run() -> T:
+                t0 = time.perf_counter()
+                try:
+                    return fn()
+                finally:
+                    timings[stage] = (time.perf_counter() - t0) * 1000
+
+            return run
+
+        def dense_path() -> list[Candidate]:
+            vector = timed("embed", lambda: self._embedder.embed([query])[0])()
+            return timed("dense", lambda: build.dense.search(vector.tolist(), scope, depth))()
+
+        # Retrieval may use 60 % of the budget; the rest is the reranker's.
+        retrieval_deadline = started + 0.6 * options.budget_ms / 1000
+        lists: dict[str, list[Candidate]] = {}
+        pending: dict[str, asyncio.Future[list[Candidate]]] = {}
+        loop = asyncio.get_running_loop()
+        if options.mode in (Mode.HYBRID, Mode.SPARSE):
+            pending["sparse"] = loop.run_in_executor(
+                self._executor, timed("sparse", lambda: build.sparse.search(query, scope, depth))
+            )
+        if options.mode in (Mode.HYBRID, Mode.DENSE):
+            pending["dense"] = loop.run_in_executor(self._executor, dense_path)
+        for name, fut in pending.items():
+            try:
+                lists[name] = await asyncio.wait_for(
+                    asyncio.shield(fut), timeout=max(0.0, retrieval_deadline - time.perf_counter())
+                )
+            except TimeoutError:
+                outcome.degraded.append(
+                    (name, f"{name} search missed its {0.6 * options.budget_ms:.0f} ms deadline")
+                )
+        if not lists:
+            raise AllRetrieversFailedError(
+                f"no retriever answered within {0.6 * options.budget_ms:.0f} ms"
+            )
+
+        t0 = time.perf_counter()
+        fused = reciprocal_rank_fusion(lists, k=self._rrf_k)
+        hits = [
+            Hit(
+                chunk=f.chunk,
+                score=f.fused,
+                fused=f.fused,
+                sparse=f.by_retriever.get("sparse"),
+                dense=f.by_retriever.get("dense"),
+            )
+            for f in fused
+        ]
+        timings["fuse"] = (time.perf_counter() - t0) * 1000
+
+        hits = await self._rerank(query, hits, options, deadline, outcome)
+        outcome.hits = hits[: options.top_k]
+        timings["total"] = (time.perf_counter() - started) * 1000
+        return outcome
+
+    async def _rerank(
+        self,
+        query: str,
+        hits: list[Hit],
+        options: SearchOptions,
+        deadline: float,
+        outcome: SearchOutcome,
+    ) -> list[Hit]:
+        wanted = options.rerank if options.rerank is not None else self._reranker is not None
+        if not wanted or not hits:
+            return hits
+        reranker = self._reranker
+        if reranker is None:
+            outcome.degraded.append(("rerank", "no reranker model is configured; fused order kept"))
+            return hits
+        head, tail = hits[: self._rerank_depth], hits[self._rerank_depth :]
+        t0 = time.perf_counter()
+        fut = asyncio.get_running_loop().run_in_executor(
+            self._executor, reranker.score, query, [h.chunk.embedding_text for h in head]
+        )
+        try:
+            scores = await asyncio.wait_for(fut, timeout=max(0.0, deadline - time.perf_counter()))
+        except TimeoutError:
+            outcome.degraded.append(("rerank", "reranker missed its deadline; fused order kept"))
+            return hits
+        finally:
+            outcome.timings_ms["rerank"] = (time.perf_counter() - t0) * 1000
+        for hit, score in zip(head, scores, strict=True):
+            hit.rerank = score
+            hit.score = score
+        head.sort(key=lambda h: -(h.rerank or 0.0))
+        return head + tail

@@ -1,0 +1,216 @@
+"""gRPC ↔ domain translation for the Retriever service. No search logic lives here."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import Executor
+
+import grpc
+
+from ragway.embedding import Embedder
+from ragway.v1 import retriever_pb2 as pb
+from ragway.v1 import retriever_pb2_grpc as pb_grpc
+from services.retriever.builds import Build, BuildCatalog, UnknownBuildError
+from services.retriever.model import OPEN_END, AccessScope, ChunkRecord, Status
+from services.retriever.search import (
+    AllRetrieversFailedError,
+    HybridSearcher,
+    Mode,
+    SearchOptions,
+)
+from services.retriever.settings import RetrieverSettings
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 4000
+MAX_UPSERT_CHUNKS = 2000
+
+_MODES = {
+    pb.SEARCH_MODE_UNSPECIFIED: Mode.HYBRID,
+    pb.SEARCH_MODE_HYBRID: Mode.HYBRID,
+    pb.SEARCH_MODE_SPARSE: Mode.SPARSE,
+    pb.SEARCH_MODE_DENSE: Mode.DENSE,
+}
+_MODE_TO_PB = {
+    Mode.HYBRID: pb.SEARCH_MODE_HYBRID,
+    Mode.SPARSE: pb.SEARCH_MODE_SPARSE,
+    Mode.DENSE: pb.SEARCH_MODE_DENSE,
+}
+_STATUS = {
+    pb.DOCUMENT_STATUS_CURRENT: Status.CURRENT,
+    pb.DOCUMENT_STATUS_DEPRECATED: Status.DEPRECATED,
+    pb.DOCUMENT_STATUS_DRAFT: Status.DRAFT,
+}
+
+
+class RetrieverServicer(pb_grpc.RetrieverServicer):
+    def __init__(
+        self,
+        settings: RetrieverSettings,
+        catalog: BuildCatalog,
+        searcher: HybridSearcher,
+        embedder: Embedder,
+        executor: Executor,
+    ) -> None:
+        self._settings = settings
+        self._catalog = catalog
+        self._searcher = searcher
+        self._embedder = embedder
+        self._executor = executor
+
+    async def Search(
+        self, request: pb.SearchRequest, context: grpc.aio.ServicerContext
+    ) -> pb.SearchResponse:
+        query = request.query.strip()
+        if not query:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "query must not be empty")
+        if len(query) > MAX_QUERY_CHARS:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"query has {len(query)} characters; the limit is {MAX_QUERY_CHARS}",
+            )
+        s = self._settings
+        try:
+            scope = (
+                AccessScope(request.tenant, frozenset(request.access_groups), request.as_of_unix)
+                if request.as_of_unix
+                else AccessScope(request.tenant, frozenset(request.access_groups))
+            )
+            top_k = request.top_k or s.default_top_k
+            budget = request.budget_ms or s.default_budget_ms
+            remaining = context.time_remaining()
+            if remaining is not None:  # the gRPC deadline caps the budget
+                budget = max(10, min(budget, int(remaining * 1000)))
+            options = SearchOptions(
+                top_k=top_k,
+                candidate_depth=request.candidate_depth or max(s.default_candidate_depth, top_k),
+                mode=_MODES.get(request.mode, Mode.HYBRID),
+                rerank={pb.RERANK_MODE_ON: True, pb.RERANK_MODE_OFF: False}.get(request.rerank),
+                budget_ms=budget,
+            )
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        try:
+            build = await self._open(request.build)
+        except UnknownBuildError as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        try:
+            outcome = await self._searcher.search(build, query, scope, options)
+        except AllRetrieversFailedError as exc:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, str(exc))
+        return pb.SearchResponse(
+            hits=[
+                pb.SearchHit(
+                    chunk_id=h.chunk.chunk_id,
+                    document_id=h.chunk.document_id,
+                    title=h.chunk.title,
+                    text=h.chunk.text,
+                    url=h.chunk.url,
+                    version=h.chunk.version,
+                    section=h.chunk.section,
+                    score=h.score,
+                    scores=pb.StageScores(
+                        sparse=h.sparse[1] if h.sparse else 0.0,
+                        sparse_rank=h.sparse[0] if h.sparse else 0,
+                        dense=h.dense[1] if h.dense else 0.0,
+                        dense_rank=h.dense[0] if h.dense else 0,
+                        fused=h.fused,
+                        rerank=h.rerank or 0.0,
+                        reranked=h.rerank is not None,
+                    ),
+                )
+                for h in outcome.hits
+            ],
+            degraded=[pb.Degradation(stage=s, reason=r) for s, r in outcome.degraded],
+            timings=[pb.StageTiming(stage=k, ms=v) for k, v in outcome.timings_ms.items()],
+            build_id=outcome.build_id,
+            mode=_MODE_TO_PB[outcome.mode],
+        )
+
+    async def Upsert(
+        self, request: pb.UpsertRequest, context: grpc.aio.ServicerContext
+    ) -> pb.UpsertResponse:
+        if len(request.chunks) > MAX_UPSERT_CHUNKS:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"{len(request.chunks)} chunks in one call; send at most {MAX_UPSERT_CHUNKS}",
+            )
+        try:
+            records = [_record(c) for c in request.chunks]
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        try:
+            build = await self._open(request.build)
+        except UnknownBuildError as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+
+        def write() -> None:
+            vectors = self._embedder.embed([r.embedding_text for r in records])
+            with build.write_lock:
+                build.sparse.upsert(records)
+                build.dense.upsert(records, vectors.tolist())
+
+        await asyncio.get_running_loop().run_in_executor(self._executor, write)
+        log.info("upserted", extra={"chunks": len(records), "build": build.build_id})
+        return pb.UpsertResponse(upserted=len(records), build_id=build.build_id)
+
+    async def Delete(
+        self, request: pb.DeleteRequest, context: grpc.aio.ServicerContext
+    ) -> pb.DeleteResponse:
+        if not request.tenant:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "tenant must not be empty")
+        try:
+            build = await self._open(request.build)
+        except UnknownBuildError as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        ids = list(request.document_ids)
+
+        def delete() -> int:
+            with build.write_lock:
+                dense = build.dense.delete_documents(request.tenant, ids)
+                sparse = build.sparse.delete_documents(request.tenant, ids)
+            return max(dense, sparse)
+
+        deleted = await asyncio.get_running_loop().run_in_executor(self._executor, delete)
+        return pb.DeleteResponse(deleted_chunks=deleted, build_id=build.build_id)
+
+    async def DescribeBuild(
+        self, request: pb.DescribeBuildRequest, context: grpc.aio.ServicerContext
+    ) -> pb.DescribeBuildResponse:
+        try:
+            build = await self._open(request.build)
+        except UnknownBuildError as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        count = await asyncio.get_running_loop().run_in_executor(self._executor, build.sparse.count)
+        return pb.DescribeBuildResponse(
+            build_id=build.build_id,
+            chunk_count=count,
+            embedding_model=self._embedder.model_id,
+            embedding_dim=self._embedder.dim,
+        )
+
+    async def _open(self, name: str) -> Build:
+        return await asyncio.get_running_loop().run_in_executor(
+            self._executor, self._catalog.open, name
+        )
+
+
+def _record(c: pb.Chunk) -> ChunkRecord:
+    status = _STATUS.get(c.status)
+    if status is None:
+        raise ValueError(f"chunk {c.chunk_id!r}: status must be set (current, deprecated or draft)")
+    return ChunkRecord(
+        chunk_id=c.chunk_id,
+        document_id=c.document_id,
+        tenant=c.tenant,
+        access_groups=tuple(dict.fromkeys(c.access_groups)),
+        status=status,
+        effective_from=c.effective_from_unix,
+        effective_to=c.effective_to_unix or OPEN_END,
+        version=c.version,
+        url=c.url,
+        title=c.title,
+        section=c.section,
+        text=c.text,
+    )
