@@ -1,0 +1,174 @@
+"""The default generator: answers with sentences copied from the numbered passages.
+
+It cannot invent a fact or a number, because every word it emits is a passage's.
+For each sentence of each passage it measures *support* for the question:
+
+    support = w_sem · cos(question, sentence) + (1 - w_sem) · coverage(question terms)
+
+(cosine of MiniLM embeddings; coverage = share of the question's content terms
+the sentence contains, with its heading for context). It refuses when the best
+support is under ``min_support``; otherwise it answers with the best sentence
+and up to ``max_sentences - 1`` others close to it, in passage order, each
+followed by its citation ``[n]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragway.embedding import Embedder
+from ragway.text import content_terms, split_sentences, words
+from services.generator.backends.base import (
+    Delta,
+    Final,
+    GenerationEvent,
+    GenerationRequest,
+    Passage,
+    RefusalReason,
+    Verdict,
+)
+
+MODEL = "extractive-v1"
+POLICY_VERSION = "extractive-policy-1"
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractiveConfig:
+    min_support: float = 0.42
+    semantic_weight: float = 0.7
+    max_sentences: int = 3
+    # A second sentence must be nearly as good as the best to join the answer.
+    relative_cutoff: float = 0.85
+    min_words: int = 4
+    words_per_delta: int = 4
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.min_support <= 1.0:
+            raise ValueError(f"min_support must be in [0, 1], got {self.min_support}")
+        if not 0.0 <= self.semantic_weight <= 1.0:
+            raise ValueError(f"semantic_weight must be in [0, 1], got {self.semantic_weight}")
+        if self.max_sentences < 1:
+            raise ValueError(f"max_sentences must be >= 1, got {self.max_sentences}")
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredSentence:
+    passage: Passage
+    position: int
+    text: str
+    support: float
+
+
+class ExtractiveGenerator:
+    name = MODEL
+
+    def __init__(self, embedder: Embedder, config: ExtractiveConfig | None = None) -> None:
+        self._embedder = embedder
+        self._config = config or ExtractiveConfig()
+
+    def score(self, question: str, passages: Sequence[Passage]) -> list[ScoredSentence]:
+        """Every candidate sentence with its support, best first."""
+        candidates = [
+            (p, i, s)
+            for p in passages
+            for i, s in enumerate(split_sentences(p.text))
+            if len(words(s)) >= self._config.min_words
+        ]
+        if not candidates:
+            return []
+        q_terms = content_terms(question)
+        # A sentence is embedded with its heading: "Resuming a stream: Reconnect
+        # with the header…" matches "how do I resume a stream?" far better.
+        vectors = self._embedder.embed(
+            [question, *(f"{p.section or p.title}: {s}" for p, _, s in candidates)]
+        )
+        cosines = vectors[1:] @ vectors[0]
+        w = self._config.semantic_weight
+        scored = []
+        for (p, i, s), cos in zip(candidates, cosines, strict=True):
+            context_terms = content_terms(f"{p.title} {p.section} {s}")
+            coverage = len(q_terms & context_terms) / len(q_terms) if q_terms else 0.0
+            support = w * float(np.clip(cos, 0.0, 1.0)) + (1 - w) * coverage
+            scored.append(ScoredSentence(p, i, s, support))
+        scored.sort(key=lambda x: (-x.support, x.passage.number, x.position))
+        return scored
+
+    def select(self, scored: list[ScoredSentence], max_output_tokens: int) -> list[ScoredSentence]:
+        best = scored[0].support
+        chosen: list[ScoredSentence] = []
+        budget = max_output_tokens
+        for s in scored:
+            if len(chosen) == self._config.max_sentences:
+                break
+            if s.support < max(self._config.min_support, self._config.relative_cutoff * best):
+                break
+            if any(_near_duplicate(s.text, c.text) for c in chosen):
+                continue
+            cost = len(words(s.text)) + 2
+            if chosen and cost > budget:
+                continue
+            chosen.append(s)
+            budget -= cost
+        return sorted(chosen, key=lambda s: (s.passage.number, s.position))
+
+    async def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
+        if not request.passages:
+            yield Final(
+                answer="",
+                verdict=Verdict.REFUSED,
+                model=MODEL,
+                prompt_version=POLICY_VERSION,
+                refusal_reason=RefusalReason.NO_EVIDENCE,
+                refusal_detail="No passage in the knowledge base matched the question.",
+            )
+            return
+        # Embedding is CPU work: keep it off the event loop.
+        scored = await asyncio.to_thread(self.score, request.question, request.passages)
+        best = scored[0].support if scored else 0.0
+        if best < self._config.min_support:
+            yield Final(
+                answer="",
+                verdict=Verdict.REFUSED,
+                model=MODEL,
+                prompt_version=POLICY_VERSION,
+                refusal_reason=RefusalReason.WEAK_EVIDENCE,
+                refusal_detail=(
+                    f"The closest passages do not answer the question "
+                    f"(support {best:.2f} < {self._config.min_support:.2f})."
+                ),
+                evidence_score=best,
+            )
+            return
+        chosen = self.select(scored, request.max_output_tokens)
+        index = 0
+        pieces: list[str] = []
+        for n, sentence in enumerate(chosen):
+            text = ("" if n == 0 else " ") + f"{sentence.text} [{sentence.passage.number}]"
+            for chunk in _word_chunks(text, self._config.words_per_delta):
+                pieces.append(chunk)
+                yield Delta(text=chunk, index=index)
+                index += 1
+        cited = list(dict.fromkeys(s.passage.number for s in chosen))
+        yield Final(
+            answer="".join(pieces),
+            verdict=Verdict.GROUNDED,
+            model=MODEL,
+            prompt_version=POLICY_VERSION,
+            cited_passages=cited,
+            evidence_score=best,
+        )
+
+
+def _near_duplicate(a: str, b: str) -> bool:
+    wa, wb = set(words(a)), set(words(b))
+    return bool(wa and wb) and len(wa & wb) / len(wa | wb) > 0.8
+
+
+def _word_chunks(text: str, size: int) -> list[str]:
+    """Split text into pieces of ``size`` words that join back to exactly ``text``."""
+    parts = text.split(" ")
+    return [(" " if i else "") + " ".join(parts[i : i + size]) for i in range(0, len(parts), size)]

@@ -1,0 +1,112 @@
+"""gRPC ↔ backend translation for the Generator, with the checks every backend gets."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+
+import grpc
+
+from ragway.v1 import generator_pb2 as pb
+from ragway.v1 import generator_pb2_grpc as pb_grpc
+from services.generator.backends.base import (
+    Delta,
+    Final,
+    GenerationRequest,
+    GeneratorBackend,
+    Passage,
+    RefusalReason,
+    Verdict,
+)
+from services.generator.settings import GeneratorSettings
+
+log = logging.getLogger(__name__)
+
+MAX_QUESTION_CHARS = 4000
+_VERDICT = {
+    Verdict.GROUNDED: pb.GROUNDING_VERDICT_GROUNDED,
+    Verdict.REFUSED: pb.GROUNDING_VERDICT_REFUSED,
+}
+_REASON = {
+    None: pb.REFUSAL_REASON_UNSPECIFIED,
+    RefusalReason.NO_EVIDENCE: pb.REFUSAL_REASON_NO_EVIDENCE,
+    RefusalReason.WEAK_EVIDENCE: pb.REFUSAL_REASON_WEAK_EVIDENCE,
+}
+
+
+class GeneratorServicer(pb_grpc.GeneratorServicer):
+    def __init__(self, settings: GeneratorSettings, backend: GeneratorBackend) -> None:
+        self._settings = settings
+        self._backend = backend
+
+    async def Generate(
+        self, request: pb.GenerateRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.GenerateResponse]:
+        problem = _validate(request, self._settings.max_passages)
+        if problem:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        passages = [
+            Passage(
+                number=p.number,
+                source_id=p.source_id,
+                document_id=p.document_id,
+                title=p.title,
+                section=p.section,
+                text=p.text,
+                url=p.url,
+                retrieval_score=p.retrieval_score,
+            )
+            for p in request.passages
+        ]
+        by_number = {p.number: p for p in passages}
+        gen_request = GenerationRequest(
+            question=request.question.strip(),
+            passages=passages,
+            max_output_tokens=request.max_output_tokens or self._settings.default_max_output_tokens,
+        )
+        async for event in self._backend.generate(gen_request):
+            if isinstance(event, Delta):
+                yield pb.GenerateResponse(delta=pb.TextDelta(text=event.text, index=event.index))
+            elif isinstance(event, Final):
+                yield pb.GenerateResponse(final=_final(event, by_number, request.run_id))
+                return
+
+
+def _final(event: Final, by_number: dict[int, Passage], run_id: str) -> pb.GenerateFinal:
+    # Whatever the backend, a citation of a passage that was not in the
+    # context is dropped and logged; it never reaches the caller.
+    cited = [n for n in event.cited_passages if n in by_number]
+    unknown = [n for n in event.cited_passages if n not in by_number]
+    if unknown:
+        log.warning("dropped unknown citations", extra={"run_id": run_id, "numbers": unknown})
+    return pb.GenerateFinal(
+        answer=event.answer,
+        cited_passages=cited,
+        cited_source_ids=[by_number[n].source_id for n in cited],
+        verdict=_VERDICT[event.verdict],
+        refusal_reason=_REASON[event.refusal_reason],
+        refusal_detail=event.refusal_detail,
+        model=event.model,
+        prompt_version=event.prompt_version,
+        evidence_score=event.evidence_score,
+    )
+
+
+def _validate(request: pb.GenerateRequest, max_passages: int) -> str | None:
+    question = request.question.strip()
+    if not question:
+        return "question must not be empty"
+    if len(question) > MAX_QUESTION_CHARS:
+        return f"question has {len(question)} characters; the limit is {MAX_QUESTION_CHARS}"
+    if len(request.passages) > max_passages:
+        return f"{len(request.passages)} passages; the limit is {max_passages}"
+    seen: set[int] = set()
+    for p in request.passages:
+        if p.number < 1:
+            return f"passage numbers start at 1, got {p.number}"
+        if p.number in seen:
+            return f"passage number {p.number} appears twice"
+        if not p.source_id:
+            return f"passage {p.number} has no source_id"
+        seen.add(p.number)
+    return None

@@ -1,0 +1,19 @@
+"""The generator's configuration, from ``RAGWAY_*`` environment variables."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ragway.settings import ServiceSettings
+
+
+class GeneratorSettings(ServiceSettings):
+    generator_listen: str = "127.0.0.1:50052"
+    generator_backend: str = Field(default="extractive", pattern=r"^extractive$")
+    # Evidence threshold of the extractive backend: under it, the answer is a
+    # refusal. Chosen on the demo QA set (docs/generation.md).
+    min_support: float = Field(default=0.42, ge=0.0, le=1.0)
+    max_sentences: int = Field(default=3, ge=1, le=10)
+    default_max_output_tokens: int = Field(default=256, ge=16, le=4096)
+    max_passages: int = Field(default=50, ge=1, le=200)
+    shutdown_grace_s: float = Field(default=5.0, ge=0, le=120)
