@@ -1,0 +1,78 @@
+"""/v1/ask: the synchronous form of a run, for callers that do not stream."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+from fastapi import APIRouter, Header
+
+from services.gateway.api.deps import Caller, Settings, Store
+from services.gateway.api.errors import ApiError
+from services.gateway.api.routes.runs import ERRORS
+from services.gateway.runs.models import (
+    TERMINAL_EVENTS,
+    AskResponse,
+    ErrorBody,
+    RunRequest,
+    RunStatus,
+)
+from services.gateway.runs.submit import owned_run, submit
+
+router = APIRouter(prefix="/v1", tags=["ask"])
+
+
+@router.post(
+    "/ask",
+    response_model=AskResponse,
+    responses={**ERRORS, 502: {"model": ErrorBody}, 504: {"model": ErrorBody}},
+    summary="Ask and wait for the answer",
+)
+async def ask(
+    body: RunRequest,
+    caller: Caller,
+    store: Store,
+    settings: Settings,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> AskResponse:
+    """Runs the same durable run as `POST /v1/runs` and waits for its end (up to the ask
+    timeout). A 504 names the run id, which stays readable at `/v1/runs/{id}`."""
+    created = await submit(store, settings, caller, body, idempotency_key)
+    cursor = "0-0"
+    deadline = time.monotonic() + settings.ask_timeout_s
+    finished = False
+    while not finished:
+        remaining_ms = int((deadline - time.monotonic()) * 1000)
+        if remaining_ms <= 0:
+            raise ApiError(
+                504,
+                "run_timeout",
+                f"run {created.run_id} did not finish in {settings.ask_timeout_s:g} s; "
+                f"read it later at /v1/runs/{created.run_id}",
+            )
+        for event in await store.read_events(
+            created.run_id, cursor, block_ms=min(remaining_ms, 1000)
+        ):
+            cursor = event.id
+            finished = finished or event.type in TERMINAL_EVENTS
+        if not finished:
+            record = await store.get(created.run_id)
+            finished = record is not None and record.status in (
+                RunStatus.SUCCEEDED,
+                RunStatus.FAILED,
+            )
+    record = await owned_run(store, caller, created.run_id)
+    if record.status is RunStatus.FAILED:
+        assert record.error is not None
+        raise ApiError(502, record.error.code, f"run {record.id} failed: {record.error.message}")
+    return AskResponse(
+        run_id=record.id,
+        answer=record.answer or "",
+        citations=record.citations,
+        refused=bool(record.refused),
+        reason=record.refusal_detail if record.refused else None,
+        sources=record.sources,
+        build_id=record.build_id,
+        timings_ms=record.timings_ms,
+        degraded=record.degraded,
+    )

@@ -1,0 +1,126 @@
+"""/v1/runs: accept a run, read its record, stream (and replay) its events."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query, Response
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from services.gateway.api.deps import Caller, Settings, Store
+from services.gateway.api.errors import ApiError
+from services.gateway.runs.models import (
+    EVENT_ID,
+    TERMINAL_EVENTS,
+    ErrorBody,
+    RunAccepted,
+    RunRecord,
+    RunRequest,
+    RunStatus,
+)
+from services.gateway.runs.store import RunStore
+from services.gateway.runs.submit import owned_run, submit
+
+router = APIRouter(prefix="/v1/runs", tags=["runs"])
+
+ERRORS: dict[int | str, dict[str, object]] = {
+    s: {"model": ErrorBody} for s in (400, 401, 403, 404, 413, 415, 422)
+}
+
+
+@router.post(
+    "",
+    status_code=202,
+    response_model=RunAccepted,
+    responses={
+        200: {"model": RunAccepted, "description": "Replay of an idempotent request"},
+        **ERRORS,
+    },
+    summary="Start a run",
+)
+async def create_run(
+    body: RunRequest,
+    caller: Caller,
+    store: Store,
+    settings: Settings,
+    response: Response,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> RunAccepted:
+    """Accept a question and return at once; the run executes apart from this connection.
+
+    With an `Idempotency-Key`, a retried request returns the first run (status 200,
+    `Idempotent-Replayed: true`); the same key with a different body is a 422.
+    """
+    created = await submit(store, settings, caller, body, idempotency_key)
+    record = await owned_run(store, caller, created.run_id)
+    if not created.created:
+        response.status_code = 200
+        response.headers["Idempotent-Replayed"] = "true"
+    response.headers["Location"] = f"/v1/runs/{record.id}"
+    return RunAccepted(
+        run_id=record.id,
+        status=record.status,
+        created_at_ms=record.created_at_ms,
+        run_url=f"/v1/runs/{record.id}",
+        events_url=f"/v1/runs/{record.id}/events",
+    )
+
+
+@router.get("/{run_id}", response_model=RunRecord, responses=ERRORS, summary="Read a run's record")
+async def get_run(run_id: str, caller: Caller, store: Store) -> RunRecord:
+    return await owned_run(store, caller, run_id)
+
+
+@router.get(
+    "/{run_id}/events",
+    responses={
+        200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events"},
+        **ERRORS,
+    },
+    summary="Stream a run's events (SSE), replaying from Last-Event-ID",
+)
+async def stream_events(
+    run_id: str,
+    caller: Caller,
+    store: Store,
+    settings: Settings,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+    after: Annotated[str | None, Query(description="Replay events after this id")] = None,
+) -> EventSourceResponse:
+    """Every event has an `id`. Reconnect with `Last-Event-ID` (or `?after=`) to get exactly
+    the events after it. The stream ends after `run.completed` or `run.failed`.
+    Heartbeats are SSE comments. `Last-Event-ID` wins over `?after=` (browsers keep the URL
+    of the first connection and add the header on reconnect)."""
+    cursor = last_event_id if last_event_id is not None else after
+    if cursor is not None and cursor != "" and not EVENT_ID.match(cursor):
+        raise ApiError(
+            400,
+            "invalid_last_event_id",
+            f"Last-Event-ID {cursor[:64]!r} is not an event id of the form '<ms>-<seq>'",
+        )
+    await owned_run(store, caller, run_id)
+    return EventSourceResponse(
+        _events(store, run_id, cursor or "0-0"),
+        ping=settings.heartbeat_s,
+        ping_message_factory=lambda: ServerSentEvent(comment="heartbeat"),
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _events(store: RunStore, run_id: str, cursor: str) -> AsyncIterator[ServerSentEvent]:
+    while True:
+        events = await store.read_events(run_id, cursor, block_ms=5000)
+        for event in events:
+            yield ServerSentEvent(data=event.data, event=event.type, id=event.id)
+            cursor = event.id
+            if event.type in TERMINAL_EVENTS:
+                return
+        if not events:
+            record = await store.get(run_id)
+            if record is None or record.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+                # Finished and nothing after the cursor (or the run expired): done.
+                tail = await store.read_events(run_id, cursor, block_ms=None)
+                for event in tail:
+                    yield ServerSentEvent(data=event.data, event=event.type, id=event.id)
+                return

@@ -1,0 +1,84 @@
+"""API keys → who is calling: tenant, access groups, allowed browser origins.
+
+Keys are stored as SHA-256 digests in a YAML file, never in clear:
+
+    keys:
+      - id: demo-web            # appears in logs and run records
+        sha256: 5e88...         # sha256(key) in hex
+        tenant: demo
+        groups: [public]
+        allowed_origins: ["*"]  # browser Origins that may use this key
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+
+
+class KeyEntry(BaseModel):
+    id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,64}$")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    tenant: str = Field(min_length=1, max_length=128)
+    groups: list[str] = Field(min_length=1)
+    allowed_origins: list[str] = Field(default_factory=lambda: ["*"])
+    disabled: bool = False
+
+
+class KeyFile(BaseModel):
+    keys: list[KeyEntry]
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    key_id: str
+    tenant: str
+    groups: frozenset[str]
+
+
+class AuthError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+class KeyRegistry:
+    def __init__(self, entries: list[KeyEntry]) -> None:
+        self._by_digest = {e.sha256: e for e in entries}
+        if len(self._by_digest) != len(entries):
+            raise ValueError("two API key entries share the same sha256")
+
+    @classmethod
+    def from_file(cls, path: Path) -> KeyRegistry:
+        if not path.is_file():
+            raise FileNotFoundError(f"API key file not found: {path} (set RAGWAY_API_KEYS_FILE)")
+        try:
+            return cls(KeyFile.model_validate(yaml.safe_load(path.read_text())).keys)
+        except ValidationError as exc:
+            raise ValueError(f"invalid API key file {path}: {exc}") from exc
+
+    def authenticate(self, presented: str | None, origin: str | None) -> Principal:
+        if not presented:
+            raise AuthError(
+                401, "missing_api_key", "send an API key: 'Authorization: Bearer <key>'"
+            )
+        entry = self._by_digest.get(digest(presented))
+        if entry is None:
+            raise AuthError(401, "invalid_api_key", "the API key is not valid")
+        if entry.disabled:
+            raise AuthError(403, "key_disabled", f"API key {entry.id!r} is disabled")
+        if origin and "*" not in entry.allowed_origins and origin not in entry.allowed_origins:
+            raise AuthError(
+                403, "origin_not_allowed", f"origin {origin!r} may not use API key {entry.id!r}"
+            )
+        return Principal(key_id=entry.id, tenant=entry.tenant, groups=frozenset(entry.groups))
+
+
+def digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()

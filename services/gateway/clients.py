@@ -1,0 +1,66 @@
+"""gRPC clients for the retriever and the generator, created in the app's lifespan.
+
+Every call carries a deadline; a streaming call is cancelled when the caller
+stops iterating (the run was cancelled or the executor is shutting down).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from ragway.v1 import generator_pb2, generator_pb2_grpc, retriever_pb2, retriever_pb2_grpc
+
+_CHANNEL_OPTIONS = [
+    ("grpc.max_receive_message_length", 32 * 1024 * 1024),
+    ("grpc.keepalive_time_ms", 30_000),
+]
+
+
+class ServiceClients:
+    def __init__(self, retriever_addr: str, generator_addr: str) -> None:
+        self._retriever_channel = grpc.aio.insecure_channel(
+            retriever_addr, options=_CHANNEL_OPTIONS
+        )
+        self._generator_channel = grpc.aio.insecure_channel(
+            generator_addr, options=_CHANNEL_OPTIONS
+        )
+        self.retriever = retriever_pb2_grpc.RetrieverStub(self._retriever_channel)
+        self.generator = generator_pb2_grpc.GeneratorStub(self._generator_channel)
+
+    async def search(
+        self, request: retriever_pb2.SearchRequest, timeout_s: float
+    ) -> retriever_pb2.SearchResponse:
+        response: retriever_pb2.SearchResponse = await self.retriever.Search(
+            request, timeout=timeout_s
+        )
+        return response
+
+    def generate(
+        self, request: generator_pb2.GenerateRequest, timeout_s: float
+    ) -> AsyncIterator[generator_pb2.GenerateResponse]:
+        call: AsyncIterator[generator_pb2.GenerateResponse] = self.generator.Generate(
+            request, timeout=timeout_s
+        )
+        return call
+
+    async def serving(self) -> dict[str, bool]:
+        """Health of each dependency, as its own gRPC health service reports it."""
+        result: dict[str, bool] = {}
+        for name, channel in (
+            ("retriever", self._retriever_channel),
+            ("generator", self._generator_channel),
+        ):
+            stub = health_pb2_grpc.HealthStub(channel)
+            try:
+                reply = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)
+                result[name] = reply.status == health_pb2.HealthCheckResponse.SERVING
+            except grpc.aio.AioRpcError:
+                result[name] = False
+        return result
+
+    async def close(self) -> None:
+        await self._retriever_channel.close()
+        await self._generator_channel.close()

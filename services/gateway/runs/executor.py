@@ -1,0 +1,291 @@
+"""Executes runs apart from any HTTP connection.
+
+    POST /v1/runs ─▶ Redis: record + run.accepted + queue entry   (one Lua script)
+                                   │
+    executor (any replica) ◀─ XREADGROUP ragway:runs:queue
+        ├─ retriever.Search  ─▶ retrieval.completed
+        ├─ generator.Generate ─▶ answer.delta … answer.completed
+        └─ record saved ─▶ run.completed | run.failed ─▶ XACK, events expire later
+
+A client that disconnects changes nothing here; it replays the stream later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import grpc
+
+from ragway.v1 import generator_pb2, retriever_pb2
+from services.gateway.clients import ServiceClients
+from services.gateway.runs.context import PackedPassage, pack
+from services.gateway.runs.models import (
+    Citation,
+    Degradation,
+    ErrorInfo,
+    EventType,
+    RunRecord,
+    RunStatus,
+    Source,
+)
+from services.gateway.runs.store import RunStore
+from services.gateway.settings import GatewaySettings
+
+log = logging.getLogger(__name__)
+
+_MODES = {
+    "hybrid": retriever_pb2.SEARCH_MODE_HYBRID,
+    "sparse": retriever_pb2.SEARCH_MODE_SPARSE,
+    "dense": retriever_pb2.SEARCH_MODE_DENSE,
+}
+_REFUSAL = {
+    generator_pb2.REFUSAL_REASON_NO_EVIDENCE: "no_evidence",
+    generator_pb2.REFUSAL_REASON_WEAK_EVIDENCE: "weak_evidence",
+}
+
+
+class RunFailedError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class RunExecutor:
+    def __init__(
+        self, store: RunStore, clients: ServiceClients, settings: GatewaySettings, consumer: str
+    ) -> None:
+        self._store = store
+        self._clients = clients
+        self._settings = settings
+        self._consumer = consumer
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Take runs from the queue until ``stop`` is set; then finish what was taken."""
+        await self._store.ensure_queue()
+        limit = self._settings.executor_concurrency
+        while not stop.is_set():
+            if len(self._tasks) >= limit:
+                await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
+                continue
+            try:
+                entries = await self._store.next_runs(
+                    self._consumer, count=limit - len(self._tasks), block_ms=500
+                )
+            except (ConnectionError, OSError) as exc:  # Redis restarting: back off, retry
+                log.warning("queue read failed", extra={"error": str(exc)})
+                await asyncio.sleep(0.5)
+                continue
+            for entry_id, run_id in entries:
+                task = asyncio.create_task(self._execute_and_ack(entry_id, run_id))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+        if self._tasks:
+            await asyncio.wait(self._tasks)
+
+    async def _execute_and_ack(self, entry_id: str, run_id: str) -> None:
+        try:
+            await self.execute(run_id)
+        except Exception:  # the run stays pending in the group, not lost
+            log.exception("run execution crashed", extra={"run_id": run_id})
+            return
+        await self._store.ack([entry_id])
+
+    async def execute(self, run_id: str) -> None:
+        record = await self._store.get(run_id)
+        if record is None:
+            log.warning("queued run has no record", extra={"run_id": run_id})
+            return
+        if record.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+            return  # delivered twice: already done
+        started = time.perf_counter()
+        record.status = RunStatus.RUNNING
+        record.attempts += 1
+        await self._store.save(record)
+        await self._store.append(run_id, EventType.STARTED, {"attempt": record.attempts})
+        try:
+            passages = await self._retrieve(record)
+            await self._generate(record, passages, started)
+            record.status = RunStatus.SUCCEEDED
+        except RunFailedError as exc:
+            record.status = RunStatus.FAILED
+            record.error = ErrorInfo(code=exc.code, message=exc.message)
+        record.timings_ms["total"] = _ms(started)
+        await self._finish(record)
+
+    async def _retrieve(self, record: RunRecord) -> list[PackedPassage]:
+        s = self._settings
+        request = retriever_pb2.SearchRequest(
+            query=record.question,
+            tenant=record.tenant,
+            access_groups=record.access_groups,
+            top_k=record.top_k,
+            candidate_depth=max(s.candidate_depth, record.top_k),
+            mode=_MODES[record.mode],
+            budget_ms=s.retrieval_budget_ms,
+        )
+        t0 = time.perf_counter()
+        try:
+            # The deadline leaves the retriever room to answer after its budget.
+            response = await self._clients.search(
+                request, timeout_s=s.retrieval_budget_ms / 1000 + 0.5
+            )
+        except grpc.aio.AioRpcError as exc:
+            raise _rpc_failure("retriever", exc) from exc
+        record.timings_ms["retrieve"] = _ms(t0)
+        for timing in response.timings:
+            record.timings_ms[f"retriever.{timing.stage}"] = round(timing.ms, 3)
+        record.build_id = response.build_id
+        record.degraded.extend(
+            Degradation(stage=d.stage, reason=d.reason) for d in response.degraded
+        )
+        packed = pack(response.hits, s.context_token_budget, record.top_k)
+        record.sources = [
+            Source(
+                number=p.number,
+                source_id=p.hit.chunk_id,
+                document_id=p.hit.document_id,
+                title=p.hit.title,
+                section=p.hit.section,
+                url=p.hit.url,
+                version=p.hit.version,
+                score=round(p.hit.score, 6),
+            )
+            for p in packed
+        ]
+        await self._store.append(
+            record.id,
+            EventType.RETRIEVAL,
+            {
+                "build_id": record.build_id,
+                "sources": [src.model_dump() for src in record.sources],
+                "degraded": [d.model_dump() for d in record.degraded],
+                "timings_ms": {
+                    k: v for k, v in record.timings_ms.items() if k.startswith("retriev")
+                },
+            },
+        )
+        return packed
+
+    async def _generate(
+        self, record: RunRecord, passages: list[PackedPassage], started: float
+    ) -> None:
+        s = self._settings
+        request = generator_pb2.GenerateRequest(
+            question=record.question,
+            run_id=record.id,
+            passages=[
+                generator_pb2.Passage(
+                    number=p.number,
+                    source_id=p.hit.chunk_id,
+                    document_id=p.hit.document_id,
+                    title=p.hit.title,
+                    section=p.hit.section,
+                    text=p.hit.text,
+                    url=p.hit.url,
+                    retrieval_score=p.hit.score,
+                )
+                for p in passages
+            ],
+        )
+        remaining_s = max(0.1, s.run_budget_ms / 1000 - (time.perf_counter() - started))
+        t0 = time.perf_counter()
+        final: generator_pb2.GenerateFinal | None = None
+        try:
+            async for message in self._clients.generate(request, timeout_s=remaining_s):
+                if message.HasField("delta"):
+                    if "first_token" not in record.timings_ms:
+                        record.timings_ms["first_token"] = _ms(t0)
+                    await self._store.append(
+                        record.id,
+                        EventType.DELTA,
+                        {"text": message.delta.text, "index": message.delta.index},
+                    )
+                elif message.HasField("final"):
+                    final = message.final
+        except grpc.aio.AioRpcError as exc:
+            raise _rpc_failure("generator", exc) from exc
+        record.timings_ms["generate"] = _ms(t0)
+        if final is None:
+            raise RunFailedError(
+                "generator_incomplete", "the generator ended without a final message"
+            )
+        by_number = {p.number: p for p in passages}
+        refused = final.verdict == generator_pb2.GROUNDING_VERDICT_REFUSED
+        record.answer = final.answer
+        record.refused = refused
+        record.verdict = "refused" if refused else "grounded"
+        record.refusal_reason = _REFUSAL.get(final.refusal_reason) if refused else None
+        record.refusal_detail = final.refusal_detail or None
+        record.model = final.model
+        record.prompt_version = final.prompt_version
+        record.citations = [
+            Citation(
+                number=n,
+                source_id=by_number[n].hit.chunk_id,
+                document_id=by_number[n].hit.document_id,
+                title=by_number[n].hit.title,
+                section=by_number[n].hit.section,
+                url=by_number[n].hit.url,
+            )
+            for n in final.cited_passages
+            if n in by_number
+        ]
+        await self._store.append(record.id, EventType.ANSWER, _answer_event(record))
+
+    async def _finish(self, record: RunRecord) -> None:
+        s = self._settings
+        await self._store.save(record, ttl_s=s.record_retention_s)
+        if record.status is RunStatus.SUCCEEDED:
+            await self._store.append(
+                record.id,
+                EventType.COMPLETED,
+                {"status": record.status.value, "timings_ms": record.timings_ms},
+            )
+        else:
+            assert record.error is not None
+            await self._store.append(
+                record.id,
+                EventType.FAILED,
+                {"status": record.status.value, "error": record.error.model_dump()},
+            )
+        await self._store.expire_events(record.id, s.event_retention_s)
+        log.info(
+            "run finished",
+            extra={
+                "run_id": record.id,
+                "status": record.status.value,
+                "refused": record.refused,
+                "total_ms": record.timings_ms.get("total"),
+            },
+        )
+
+
+def _answer_event(record: RunRecord) -> dict[str, Any]:
+    return {
+        "answer": record.answer,
+        "citations": [c.model_dump() for c in record.citations],
+        "refused": record.refused,
+        "refusal_reason": record.refusal_reason,
+        "refusal_detail": record.refusal_detail,
+        "verdict": record.verdict,
+        "model": record.model,
+        "prompt_version": record.prompt_version,
+    }
+
+
+def _rpc_failure(service: str, exc: grpc.aio.AioRpcError) -> RunFailedError:
+    code = exc.code()
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return RunFailedError(f"{service}_timeout", f"the {service} did not answer in time")
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return RunFailedError(f"{service}_unavailable", f"the {service} is unavailable")
+    return RunFailedError(f"{service}_error", f"{service} error {code.name}: {exc.details()}")
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 3)

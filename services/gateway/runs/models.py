@@ -1,0 +1,145 @@
+"""The run: what a client asked, what happened, and the events it can replay."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, StringConstraints
+
+RUN_ID = re.compile(r"^run_[0-9a-f]{32}$")
+# Redis stream ids: "<ms>-<seq>". Anything else in Last-Event-ID is malformed.
+EVENT_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+
+
+def new_run_id() -> str:
+    return f"run_{uuid.uuid4().hex}"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class EventType(StrEnum):
+    ACCEPTED = "run.accepted"
+    STARTED = "run.started"
+    RETRIEVAL = "retrieval.completed"
+    DELTA = "answer.delta"
+    ANSWER = "answer.completed"
+    COMPLETED = "run.completed"
+    FAILED = "run.failed"
+
+
+TERMINAL_EVENTS = frozenset({EventType.COMPLETED, EventType.FAILED})
+
+
+class RunStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class RunRequest(BaseModel):
+    """A question for the knowledge base."""
+
+    model_config = {"extra": "forbid"}
+
+    question: Question = Field(
+        description="The user's question.", examples=["How do I resume a stream?"]
+    )
+    top_k: int | None = Field(
+        default=None, ge=1, le=20, description="Passages given to the generator (default 6)."
+    )
+    mode: Literal["hybrid", "sparse", "dense"] = Field(
+        default="hybrid", description="Retrieval mode."
+    )
+
+
+class Source(BaseModel):
+    number: int = Field(description="The [n] the answer cites.")
+    source_id: str = Field(description="Chunk id.")
+    document_id: str
+    title: str
+    section: str
+    url: str
+    version: str
+    score: float
+
+
+class Citation(BaseModel):
+    number: int
+    source_id: str
+    document_id: str
+    title: str
+    section: str
+    url: str
+
+
+class Degradation(BaseModel):
+    stage: str
+    reason: str
+
+
+class ErrorInfo(BaseModel):
+    code: str
+    message: str
+
+
+class RunRecord(BaseModel):
+    """The durable record of one run, stored in Redis and returned by GET /v1/runs/{id}."""
+
+    id: str
+    status: RunStatus
+    tenant: str
+    key_id: str
+    question: str
+    top_k: int
+    mode: str
+    created_at_ms: int
+    updated_at_ms: int
+    attempts: int = 0
+    answer: str | None = None
+    citations: list[Citation] = Field(default_factory=list)
+    refused: bool | None = None
+    refusal_reason: str | None = None
+    refusal_detail: str | None = None
+    verdict: str | None = None
+    sources: list[Source] = Field(default_factory=list)
+    build_id: str | None = None
+    model: str | None = None
+    prompt_version: str | None = None
+    access_groups: list[str] = Field(default_factory=list)
+    degraded: list[Degradation] = Field(default_factory=list)
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    error: ErrorInfo | None = None
+
+
+class RunAccepted(BaseModel):
+    run_id: str
+    status: RunStatus
+    created_at_ms: int
+    run_url: str
+    events_url: str
+
+
+class AskResponse(BaseModel):
+    run_id: str
+    answer: str
+    citations: list[Citation]
+    refused: bool
+    reason: str | None = Field(description="Why the answer was refused, when it was.")
+    sources: list[Source]
+    build_id: str | None
+    timings_ms: dict[str, float]
+    degraded: list[Degradation]
+
+
+class ErrorBody(BaseModel):
+    error: ErrorInfo

@@ -1,0 +1,171 @@
+"""Runs in Redis: the record, the per-run event stream, the work queue, idempotency.
+
+    ragway:run:{id}            JSON run record
+    ragway:run:{id}:events     stream: one entry per event (fields: type, data)
+    ragway:runs:queue          stream: run ids waiting for an executor (consumer group)
+    ragway:idem:{key}:{digest} JSON {run_id, request}: the first run for that key
+
+Creation is one Lua script, so a run is either accepted whole (record, first
+event, queue entry, idempotency mapping) or not at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio as redis
+from redis.exceptions import ResponseError
+
+from services.gateway.runs.models import EventType, RunRecord, now_ms
+
+QUEUE = "ragway:runs:queue"
+GROUP = "executors"
+
+_CREATE = """
+if ARGV[4] == '1' then
+  local existing = redis.call('GET', KEYS[1])
+  if existing then return {0, existing} end
+  redis.call('SET', KEYS[1], ARGV[3], 'EX', tonumber(ARGV[5]))
+end
+redis.call('SET', KEYS[2], ARGV[2])
+redis.call('XADD', KEYS[3], '*', 'type', ARGV[6], 'data', ARGV[7])
+redis.call('XADD', KEYS[4], '*', 'run_id', ARGV[1])
+return {1, ARGV[1]}
+"""
+
+
+def run_key(run_id: str) -> str:
+    return f"ragway:run:{run_id}"
+
+
+def events_key(run_id: str) -> str:
+    return f"ragway:run:{run_id}:events"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    id: str
+    type: str
+    data: str  # JSON
+
+
+@dataclass(frozen=True, slots=True)
+class Created:
+    run_id: str
+    created: bool  # False: an earlier run with the same idempotency key
+
+
+class IdempotencyConflictError(Exception):
+    def __init__(self, run_id: str) -> None:
+        super().__init__(run_id)
+        self.run_id = run_id
+
+
+class RunStore:
+    def __init__(self, client: redis.Redis) -> None:
+        self._r = client
+        self._create = client.register_script(_CREATE)
+
+    async def ensure_queue(self) -> None:
+        try:
+            await self._r.xgroup_create(QUEUE, GROUP, id="0", mkstream=True)
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+
+    async def create(
+        self,
+        record: RunRecord,
+        request_fingerprint: dict[str, Any],
+        idempotency_key: str | None,
+        idempotency_ttl_s: int,
+    ) -> Created:
+        fingerprint = json.dumps(request_fingerprint, sort_keys=True)
+        idem = ""
+        if idempotency_key is not None:
+            digest = hashlib.sha256(idempotency_key.encode()).hexdigest()
+            idem = f"ragway:idem:{record.key_id}:{digest}"
+        accepted = json.dumps({"run_id": record.id, "question": record.question})
+        result = await self._create(
+            keys=[idem or "ragway:idem:none", run_key(record.id), events_key(record.id), QUEUE],
+            args=[
+                record.id,
+                record.model_dump_json(),
+                json.dumps({"run_id": record.id, "request": fingerprint}),
+                "1" if idem else "0",
+                idempotency_ttl_s,
+                EventType.ACCEPTED.value,
+                accepted,
+            ],
+        )
+        flag, payload = int(result[0]), _text(result[1])
+        if flag == 1:
+            return Created(run_id=record.id, created=True)
+        earlier = json.loads(payload)
+        if earlier["request"] != fingerprint:
+            raise IdempotencyConflictError(earlier["run_id"])
+        return Created(run_id=earlier["run_id"], created=False)
+
+    async def get(self, run_id: str) -> RunRecord | None:
+        raw = await self._r.get(run_key(run_id))
+        return None if raw is None else RunRecord.model_validate_json(raw)
+
+    async def save(self, record: RunRecord, *, ttl_s: int | None = None) -> None:
+        record.updated_at_ms = now_ms()
+        await self._r.set(run_key(record.id), record.model_dump_json(), ex=ttl_s)
+
+    async def append(self, run_id: str, type_: EventType, data: dict[str, Any]) -> str:
+        event_id = await self._r.xadd(
+            events_key(run_id), {"type": type_.value, "data": json.dumps(data)}
+        )
+        return _text(event_id)
+
+    async def expire_events(self, run_id: str, ttl_s: int) -> None:
+        await self._r.expire(events_key(run_id), ttl_s)
+
+    async def read_events(
+        self, run_id: str, after: str, *, block_ms: int | None, count: int = 200
+    ) -> list[Event]:
+        """Events strictly after ``after`` ("0-0" for all); waits up to block_ms for new ones."""
+        reply: Any = await self._r.xread({events_key(run_id): after}, count=count, block=block_ms)
+        events: list[Event] = []
+        for _stream, entries in reply or []:
+            for event_id, fields in entries:
+                events.append(
+                    Event(
+                        id=_text(event_id), type=_text(fields[b"type"]), data=_text(fields[b"data"])
+                    )
+                )
+        return events
+
+    async def all_events(self, run_id: str) -> list[Event]:
+        entries: Any = await self._r.xrange(events_key(run_id))
+        return [
+            Event(id=_text(i), type=_text(f[b"type"]), data=_text(f[b"data"])) for i, f in entries
+        ]
+
+    # The work queue (consumer group): any gateway replica may execute any run.
+    async def next_runs(self, consumer: str, count: int, block_ms: int) -> list[tuple[str, str]]:
+        reply: Any = await self._r.xreadgroup(
+            GROUP, consumer, {QUEUE: ">"}, count=count, block=block_ms
+        )
+        out: list[tuple[str, str]] = []
+        for _stream, entries in reply or []:
+            for entry_id, fields in entries:
+                out.append((_text(entry_id), _text(fields[b"run_id"])))
+        return out
+
+    async def ack(self, entry_ids: Sequence[str]) -> None:
+        if entry_ids:
+            await self._r.xack(QUEUE, GROUP, *entry_ids)
+
+    async def ping(self) -> bool:
+        return bool(await self._r.ping())
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

@@ -1,0 +1,38 @@
+"""The gateway's configuration, from ``RAGWAY_*`` environment variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from ragway.settings import ServiceSettings
+
+
+class GatewaySettings(ServiceSettings):
+    gateway_host: str = "127.0.0.1"
+    gateway_port: int = Field(default=8000, ge=0, le=65535)
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    retriever_addr: str = "127.0.0.1:50051"
+    generator_addr: str = "127.0.0.1:50052"
+    api_keys_file: Path = Path("config/api-keys.yaml")
+
+    # Budgets: the run's total, and the share each stage may take of it.
+    run_budget_ms: int = Field(default=8000, ge=100, le=120_000)
+    retrieval_budget_ms: int = Field(default=1500, ge=10, le=60_000)
+    generation_first_token_ms: int = Field(default=4000, ge=10, le=60_000)
+
+    top_k: int = Field(default=6, ge=1, le=50)
+    candidate_depth: int = Field(default=50, ge=1, le=1000)
+    # Bound on the evidence handed to the generator, in (approximate) tokens.
+    context_token_budget: int = Field(default=1500, ge=100, le=32_000)
+    max_question_chars: int = Field(default=4000, ge=1, le=100_000)
+    max_body_bytes: int = Field(default=64 * 1024, ge=1024)
+
+    executor_concurrency: int = Field(default=8, ge=1, le=256)
+    # Events and records outlive the run by these; then Redis expires them.
+    event_retention_s: int = Field(default=24 * 3600, ge=60)
+    record_retention_s: int = Field(default=7 * 24 * 3600, ge=60)
+    idempotency_ttl_s: int = Field(default=24 * 3600, ge=60)
+    heartbeat_s: float = Field(default=15.0, gt=0, le=300)
+    ask_timeout_s: float = Field(default=30.0, gt=0, le=600)
