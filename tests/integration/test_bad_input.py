@@ -1,0 +1,143 @@
+"""Bad input gets a precise 4xx with a message — never a 5xx, never a retrieval."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.integration.conftest import auth
+from tests.integration.sse import start_run
+
+JSON = {"Content-Type": "application/json"}
+
+
+def error(resp: httpx.Response, status: int, code: str | None = None) -> str:
+    assert resp.status_code == status, resp.text
+    body = resp.json()["error"]
+    if code is not None:
+        assert body["code"] == code
+    assert body["message"]
+    message: str = body["message"]
+    return message
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "fragment"),
+    [
+        ({"question": ""}, "invalid_request", "question"),
+        ({"question": "   \n\t"}, "invalid_request", "question"),
+        ({"question": "x" * 20_000}, "question_too_long", "20000 characters; the limit is 4000"),
+        ({}, "invalid_request", "question: Field required"),
+        ({"question": 42}, "invalid_request", "question"),
+        ({"question": "ok?", "top_k": 0}, "invalid_request", "top_k"),
+        ({"question": "ok?", "mode": "magic"}, "invalid_request", "mode"),
+        ({"question": "ok?", "surprise": 1}, "invalid_request", "surprise"),
+    ],
+)
+@pytest.mark.parametrize("path", ["/v1/runs", "/v1/ask"])
+def test_invalid_bodies_get_422_naming_the_field(
+    api: httpx.Client, path: str, body: dict[str, object], code: str, fragment: str
+) -> None:
+    assert fragment in error(api.post(path, json=body, headers=auth("demo")), 422, code)
+
+
+def test_malformed_json_is_a_422(api: httpx.Client) -> None:
+    resp = api.post("/v1/runs", content=b'{"question": ', headers={**auth("demo"), **JSON})
+    assert "not valid JSON" in error(resp, 422, "invalid_request")
+
+
+@pytest.mark.parametrize("ctype", ["text/plain", "application/x-www-form-urlencoded", None])
+def test_a_wrong_content_type_is_a_415(api: httpx.Client, ctype: str | None) -> None:
+    headers = auth("demo") | ({"Content-Type": ctype} if ctype else {})
+    resp = api.post("/v1/runs", content=b'{"question": "hi"}', headers=headers)
+    assert "application/json" in error(resp, 415, "unsupported_media_type")
+
+
+def test_an_oversized_body_is_a_413(api: httpx.Client) -> None:
+    resp = api.post("/v1/runs", content=b" " * 70_000, headers={**auth("demo"), **JSON})
+    error(resp, 413, "body_too_large")
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "code"),
+    [
+        ({}, 401, "missing_api_key"),
+        ({"Authorization": "Bearer wrong"}, 401, "invalid_api_key"),
+        ({"Authorization": "Basic abc"}, 401, "missing_api_key"),
+        ({"X-API-Key": "wrong"}, 401, "invalid_api_key"),
+        (auth("disabled"), 403, "key_disabled"),
+        (auth("demo") | {"Origin": "https://evil.example"}, 403, "origin_not_allowed"),
+    ],
+)
+def test_credentials_are_checked_before_anything_else(
+    api: httpx.Client, headers: dict[str, str], status: int, code: str
+) -> None:
+    # A bad body too: authentication must answer first.
+    for method, path, kwargs in [
+        ("POST", "/v1/runs", {"content": b"not json"}),
+        ("POST", "/v1/ask", {"json": {"question": ""}}),
+        ("GET", "/v1/runs/run_0123", {}),
+        ("GET", "/v1/runs/run_0123/events", {}),
+    ]:
+        resp = api.request(method, path, headers=headers, **kwargs)  # type: ignore[arg-type]
+        error(resp, status, code)
+        if status == 401:
+            assert resp.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_x_api_key_header_is_accepted(api: httpx.Client) -> None:
+    assert (
+        api.post(
+            "/v1/runs", json={"question": "hi?"}, headers={"X-API-Key": "key-acme-staff"}
+        ).status_code
+        == 202
+    )
+
+
+@pytest.mark.parametrize(
+    "run_id", ["run_" + "0" * 32, "nope", "RUN_" + "0" * 32, "run_%7Bx%7D", "x" * 300]
+)
+def test_an_unknown_run_id_is_a_404(api: httpx.Client, run_id: str) -> None:
+    error(api.get(f"/v1/runs/{run_id}", headers=auth("demo")), 404, "run_not_found")
+    error(api.get(f"/v1/runs/{run_id}/events", headers=auth("demo")), 404, "run_not_found")
+
+
+@pytest.mark.parametrize("bad", ["abc", "12", "1-2-3", "-1-0", "1.5-0", "9" * 30 + "-0"])
+def test_a_malformed_last_event_id_is_a_400(api: httpx.Client, bad: str) -> None:
+    run_id = start_run(api, "How do I resume a stream?", auth("demo"))
+    resp = api.get(f"/v1/runs/{run_id}/events", headers=auth("demo") | {"Last-Event-ID": bad})
+    assert "Last-Event-ID" in error(resp, 400, "invalid_last_event_id")
+    resp = api.get(f"/v1/runs/{run_id}/events", params={"after": bad}, headers=auth("demo"))
+    error(resp, 400, "invalid_last_event_id")
+
+
+def test_an_unknown_route_and_method_answer_in_the_error_shape(api: httpx.Client) -> None:
+    error(api.get("/v1/nothing", headers=auth("demo")), 404, "not_found")
+    error(api.delete("/v1/runs", headers=auth("demo")), 405, "method_not_allowed")
+
+
+def test_idempotency_key_returns_the_first_run_and_rejects_a_different_body(
+    api: httpx.Client,
+) -> None:
+    headers = auth("demo") | {"Idempotency-Key": "order-42"}
+    first = api.post("/v1/runs", json={"question": "How do I resume a stream?"}, headers=headers)
+    again = api.post("/v1/runs", json={"question": "How do I resume a stream?"}, headers=headers)
+    assert first.status_code == 202 and again.status_code == 200
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert first.json()["run_id"] == again.json()["run_id"]
+    other = api.post("/v1/runs", json={"question": "Something else?"}, headers=headers)
+    assert first.json()["run_id"] in error(other, 422, "idempotency_key_reused")
+    # The same key under another API key is another caller's key space.
+    mine = api.post(
+        "/v1/runs",
+        json={"question": "How do I resume a stream?"},
+        headers=auth("acme") | {"Idempotency-Key": "order-42"},
+    )
+    assert mine.status_code == 202 and mine.json()["run_id"] != first.json()["run_id"]
+
+
+def test_an_overlong_idempotency_key_is_a_400(api: httpx.Client) -> None:
+    resp = api.post(
+        "/v1/runs", json={"question": "hi?"}, headers=auth("demo") | {"Idempotency-Key": "k" * 300}
+    )
+    error(resp, 400, "invalid_idempotency_key")

@@ -1,0 +1,65 @@
+"""The launcher's user-facing failures: clear messages, nothing left running."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from ragway.launcher import LaunchError, Stack, StackConfig, free_port
+from tests.conftest import FIXTURES
+
+
+def test_a_taken_port_is_named_with_the_flag_to_change_it(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = StackConfig(
+            data_dir=tmp_path,
+            redis_port=free_port(),
+            retriever_port=free_port(),
+            generator_port=free_port(),
+            gateway_port=port,
+            api_keys_file=FIXTURES / "api-keys.yaml",
+        )
+        stack = Stack(config)
+        with pytest.raises(LaunchError, match=rf"port {port} .* taken.*gateway.*--port"):
+            stack.start_backends()
+        assert stack.parts == []
+
+
+def test_a_missing_key_file_is_named(tmp_path: Path) -> None:
+    config = StackConfig(
+        data_dir=tmp_path,
+        redis_port=free_port(),
+        retriever_port=free_port(),
+        generator_port=free_port(),
+        gateway_port=free_port(),
+        api_keys_file=tmp_path / "nope.yaml",
+    )
+    with pytest.raises(LaunchError, match=r"nope\.yaml not found"):
+        Stack(config).start_backends()
+
+
+def test_a_part_that_dies_while_starting_is_reported_with_its_log(tmp_path: Path) -> None:
+    config = StackConfig(
+        data_dir=tmp_path,
+        redis_port=free_port(),
+        retriever_port=free_port(),
+        generator_port=free_port(),
+        gateway_port=free_port(),
+        api_keys_file=FIXTURES / "api-keys.yaml",
+        extra_env={"RAGWAY_RERANKER_PATH": str(tmp_path / "no-model")},
+    )
+    stack = Stack(config)
+    try:
+        with pytest.raises(
+            LaunchError, match=r"(?s)retriever exited .*reranker model folder not found"
+        ) as err:
+            stack.start_backends()
+        assert "Traceback" not in str(err.value)
+    finally:
+        stack.stop()
+    assert all(p.process.poll() is not None for p in stack.parts)

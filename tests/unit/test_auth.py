@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from services.gateway.auth import AuthError, KeyRegistry, Principal
+from tests.conftest import FIXTURES, ROOT
+
+REGISTRY = KeyRegistry.from_file(FIXTURES / "api-keys.yaml")
+
+
+def test_a_valid_key_maps_to_its_tenant_and_groups() -> None:
+    assert REGISTRY.authenticate("key-acme-hr", None) == Principal(
+        key_id="acme-hr", tenant="acme", groups=frozenset({"staff", "hr"})
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "origin", "status", "code"),
+    [
+        (None, None, 401, "missing_api_key"),
+        ("", None, 401, "missing_api_key"),
+        ("nope", None, 401, "invalid_api_key"),
+        ("key-acme-disabled", None, 403, "key_disabled"),
+        ("key-demo-public", "https://evil.example", 403, "origin_not_allowed"),
+    ],
+)
+def test_bad_credentials_are_refused_with_a_precise_status(
+    key: str | None, origin: str | None, status: int, code: str
+) -> None:
+    with pytest.raises(AuthError) as err:
+        REGISTRY.authenticate(key, origin)
+    assert (err.value.status, err.value.code) == (status, code)
+
+
+def test_an_allowed_origin_passes() -> None:
+    assert REGISTRY.authenticate("key-demo-public", "https://www.ragway.example").tenant == "demo"
+
+
+def test_key_files_are_validated_on_load(tmp_path: Path) -> None:
+    bad = tmp_path / "keys.yaml"
+    bad.write_text("keys:\n  - id: x\n    sha256: not-hex\n    tenant: t\n    groups: [g]\n")
+    with pytest.raises(ValueError, match="invalid API key file"):
+        KeyRegistry.from_file(bad)
+    with pytest.raises(FileNotFoundError, match="RAGWAY_API_KEYS_FILE"):
+        KeyRegistry.from_file(tmp_path / "missing.yaml")
+
+
+def test_the_shipped_demo_keys_load() -> None:
+    registry = KeyRegistry.from_file(ROOT / "config/api-keys.yaml")
+    assert registry.authenticate("rgw-demo-sre-key", None).groups == {"public", "sre"}
