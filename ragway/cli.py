@@ -56,7 +56,10 @@ def up(
         gateway_port=port,
     )
     stack = Stack(config)
+    # Both signals, explicitly: a shell starting us in the background ignores
+    # SIGINT for its children, and Python would then never raise KeyboardInterrupt.
     signal.signal(signal.SIGTERM, _raise_stop)
+    signal.signal(signal.SIGINT, _raise_stop)
     try:
         with console.status("Starting Redis server, retriever and generator…"):
             stack.start_backends()
@@ -78,7 +81,7 @@ def up(
                 )
                 raise LaunchError(f"stopped unexpectedly: {names}")
             time.sleep(0.5)
-    except (KeyboardInterrupt, _Stop):
+    except _Stop:
         console.print("\nStopping…")
     except LaunchError as exc:
         err.print(f"[bold red]error:[/] {exc}")

@@ -38,7 +38,7 @@ class StackConfig:
     generator_port: int = 50052
     gateway_port: int = 8000
     api_keys_file: Path = Path("config/api-keys.yaml")
-    log_level: str = "INFO"
+    log_level: str | None = None  # None: RAGWAY_LOG_LEVEL from the environment, else INFO
     extra_env: dict[str, str] = field(default_factory=dict)
     start_timeout_s: float = 120.0
 
@@ -179,8 +179,6 @@ class Stack:
         env = dict(os.environ)
         env.update(
             {
-                "RAGWAY_LOG_LEVEL": c.log_level,
-                "RAGWAY_DATA_DIR": str(c.data_dir),
                 "RAGWAY_INDEX_DIR": str(c.data_dir / "index"),
                 "RAGWAY_REDIS_URL": c.redis_url,
                 "RAGWAY_RETRIEVER_LISTEN": c.retriever_addr,
@@ -196,6 +194,8 @@ class Stack:
                 "TRANSFORMERS_OFFLINE": "1",
             }
         )
+        if c.log_level is not None:
+            env["RAGWAY_LOG_LEVEL"] = c.log_level
         env.update(c.extra_env)
         return env
 

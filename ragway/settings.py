@@ -6,8 +6,6 @@ module and the per-service settings modules are the only places that read them.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -19,4 +17,3 @@ class ServiceSettings(BaseSettings):
     # One inference thread per process by default: two processes (retriever and
     # generator) share a small machine, and more threads only oversubscribe it.
     inference_threads: int = Field(default=1, ge=1, le=64)
-    data_dir: Path = Path("var")

@@ -17,10 +17,10 @@ class GatewaySettings(ServiceSettings):
     generator_addr: str = "127.0.0.1:50052"
     api_keys_file: Path = Path("config/api-keys.yaml")
 
-    # Budgets: the run's total, and the share each stage may take of it.
+    # Budgets: the run's total, and the retrieval stage's share of it; the
+    # generator gets what remains.
     run_budget_ms: int = Field(default=8000, ge=100, le=120_000)
     retrieval_budget_ms: int = Field(default=1500, ge=10, le=60_000)
-    generation_first_token_ms: int = Field(default=4000, ge=10, le=60_000)
 
     top_k: int = Field(default=6, ge=1, le=50)
     candidate_depth: int = Field(default=50, ge=1, le=1000)

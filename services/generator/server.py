@@ -30,6 +30,7 @@ class GeneratorServer:
 def build_backend(settings: GeneratorSettings) -> GeneratorBackend:
     # Only "extractive" exists today; the settings pattern rejects other names.
     embedder = OnnxMiniLMEmbedder(threads=settings.inference_threads)
+    embedder.embed(["warm-up"])  # the first inference allocates; keep it off a user's query
     config = ExtractiveConfig(
         min_support=settings.min_support, max_sentences=settings.max_sentences
     )

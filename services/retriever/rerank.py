@@ -2,8 +2,8 @@
 
 No package ships cross-encoder weights, so the default retriever runs without
 one (the fused order stands). An operator points ``RAGWAY_RERANKER_PATH`` at a
-sentence-transformers CrossEncoder folder, such as the one ``ragway train
-reranker`` produces.
+sentence-transformers CrossEncoder folder, such as one fine-tuned from the
+packaged MiniLM encoder.
 """
 
 from __future__ import annotations

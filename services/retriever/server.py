@@ -38,6 +38,7 @@ class RetrieverServer:
 
 def create_server(settings: RetrieverSettings) -> RetrieverServer:
     embedder = OnnxMiniLMEmbedder(threads=settings.inference_threads)
+    embedder.embed(["warm-up"])  # the first inference allocates; keep it off a user's query
     reranker: Reranker | None = None
     if settings.reranker_path is not None:
         reranker = CrossEncoderReranker(settings.reranker_path, threads=settings.inference_threads)

@@ -23,6 +23,7 @@ KEYS = {
     "globex": "key-globex-staff",
     "demo": "key-demo-public",
     "disabled": "key-acme-disabled",
+    "demo-sre": "key-demo-sre",
 }
 
 

@@ -66,7 +66,7 @@ def test_an_answer_quotes_passage_sentences_and_cites_them() -> None:
 
 
 def test_deltas_join_to_exactly_the_final_answer_in_index_order() -> None:
-    events = run("How often is a heartbeat sent?")
+    events = run("How often does the gateway send a heartbeat?")
     deltas = [e for e in events if isinstance(e, Delta)]
     final = events[-1]
     assert isinstance(final, Final)
@@ -95,3 +95,14 @@ def test_no_passages_is_a_refusal_for_lack_of_evidence() -> None:
 def test_config_is_validated() -> None:
     with pytest.raises(ValueError, match="min_support"):
         ExtractiveConfig(min_support=1.5)
+
+
+def test_the_sentence_cache_is_bounded_and_changes_no_answer() -> None:
+    tiny = ExtractiveGenerator(OnnxMiniLMEmbedder(), ExtractiveConfig(cache_sentences=2))
+    question = "How do I resume a stream after a disconnect?"
+    for _ in range(2):  # cold, then partly cached
+        scored = tiny.score(question, PASSAGES)
+        assert [(s.text, round(s.support, 5)) for s in scored] == [
+            (s.text, round(s.support, 5)) for s in GEN.score(question, PASSAGES)
+        ]
+        assert len(tiny._cache) == 2

@@ -219,6 +219,7 @@ class RunExecutor:
         record.answer = final.answer
         record.refused = refused
         record.verdict = "refused" if refused else "grounded"
+        record.evidence_score = round(final.evidence_score, 4)
         record.refusal_reason = _REFUSAL.get(final.refusal_reason) if refused else None
         record.refusal_detail = final.refusal_detail or None
         record.model = final.model
@@ -273,6 +274,7 @@ def _answer_event(record: RunRecord) -> dict[str, Any]:
         "refusal_reason": record.refusal_reason,
         "refusal_detail": record.refusal_detail,
         "verdict": record.verdict,
+        "evidence_score": record.evidence_score,
         "model": record.model,
         "prompt_version": record.prompt_version,
     }

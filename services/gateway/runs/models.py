@@ -111,6 +111,9 @@ class RunRecord(BaseModel):
     refusal_reason: str | None = None
     refusal_detail: str | None = None
     verdict: str | None = None
+    evidence_score: float | None = Field(
+        default=None, description="The support the verdict was based on (0-1)."
+    )
     sources: list[Source] = Field(default_factory=list)
     build_id: str | None = None
     model: str | None = None

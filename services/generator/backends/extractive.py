@@ -3,22 +3,29 @@
 It cannot invent a fact or a number, because every word it emits is a passage's.
 For each sentence of each passage it measures *support* for the question:
 
-    support = w_sem · cos(question, sentence) + (1 - w_sem) · coverage(question terms)
+    support = w_sem * cos(question, heading + sentence) + (1 - w_sem) * coverage
 
-(cosine of MiniLM embeddings; coverage = share of the question's content terms
-the sentence contains, with its heading for context). It refuses when the best
-support is under ``min_support``; otherwise it answers with the best sentence
-and up to ``max_sentences - 1`` others close to it, in passage order, each
-followed by its citation ``[n]``.
+where coverage is the share of the question's content terms that the sentence
+(with its heading) contains, each term weighted by how rare it is among the
+retrieved passages: a term every passage has ("ragway") says nothing about which
+one answers, and a term no passage has ("Windows", "price") is a part of the
+question the evidence does not address. It refuses when the best support is
+under ``min_support``; otherwise it answers with the best sentence and up to
+``max_sentences - 1`` others close to it, in passage order, each followed by its
+citation ``[n]``. The default threshold is calibrated in docs/generation.md.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
+import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from ragway.embedding import Embedder
 from ragway.text import content_terms, split_sentences, words
@@ -38,13 +45,15 @@ POLICY_VERSION = "extractive-policy-1"
 
 @dataclass(frozen=True, slots=True)
 class ExtractiveConfig:
-    min_support: float = 0.42
+    min_support: float = 0.48
     semantic_weight: float = 0.7
     max_sentences: int = 3
     # A second sentence must be nearly as good as the best to join the answer.
     relative_cutoff: float = 0.85
     min_words: int = 4
     words_per_delta: int = 4
+    # ~1.5 KB per cached sentence vector: 20k sentences ≈ 30 MB.
+    cache_sentences: int = 20_000
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.min_support <= 1.0:
@@ -69,6 +78,8 @@ class ExtractiveGenerator:
     def __init__(self, embedder: Embedder, config: ExtractiveConfig | None = None) -> None:
         self._embedder = embedder
         self._config = config or ExtractiveConfig()
+        self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._cache_lock = threading.Lock()
 
     def score(self, question: str, passages: Sequence[Passage]) -> list[ScoredSentence]:
         """Every candidate sentence with its support, best first."""
@@ -81,21 +92,51 @@ class ExtractiveGenerator:
         if not candidates:
             return []
         q_terms = content_terms(question)
+        weights = _term_weights(q_terms, passages)
+        total_weight = sum(weights.values())
         # A sentence is embedded with its heading: "Resuming a stream: Reconnect
         # with the header…" matches "how do I resume a stream?" far better.
-        vectors = self._embedder.embed(
-            [question, *(f"{p.section or p.title}: {s}" for p, _, s in candidates)]
+        question_vector = self._embedder.embed([question])[0]
+        sentence_vectors = self._sentence_vectors(
+            [f"{p.section or p.title}: {s}" for p, _, s in candidates]
         )
-        cosines = vectors[1:] @ vectors[0]
+        cosines = sentence_vectors @ question_vector
         w = self._config.semantic_weight
         scored = []
         for (p, i, s), cos in zip(candidates, cosines, strict=True):
             context_terms = content_terms(f"{p.title} {p.section} {s}")
-            coverage = len(q_terms & context_terms) / len(q_terms) if q_terms else 0.0
+            covered = sum(weights[t] for t in q_terms & context_terms)
+            coverage = covered / total_weight if total_weight else 0.0
             support = w * float(np.clip(cos, 0.0, 1.0)) + (1 - w) * coverage
             scored.append(ScoredSentence(p, i, s, support))
         scored.sort(key=lambda x: (-x.support, x.passage.number, x.position))
         return scored
+
+    def _sentence_vectors(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        """Embeddings of passage sentences, through a bounded LRU cache.
+
+        Embedding every sentence of every passage is most of this backend's
+        cost, and popular passages come back question after question.
+        """
+        with self._cache_lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            fresh = self._embedder.embed(missing)
+            with self._cache_lock:
+                for text, vector in zip(missing, fresh, strict=True):
+                    self._cache[text] = vector
+                while len(self._cache) > self._config.cache_sentences:
+                    self._cache.popitem(last=False)
+        with self._cache_lock:
+            vectors = []
+            for t in texts:
+                vector = self._cache.get(t)
+                if vector is None:  # evicted by a concurrent call: recompute
+                    vector = self._embedder.embed([t])[0]
+                else:
+                    self._cache.move_to_end(t)
+                vectors.append(vector)
+        return np.vstack(vectors)
 
     def select(self, scored: list[ScoredSentence], max_output_tokens: int) -> list[ScoredSentence]:
         best = scored[0].support
@@ -161,6 +202,13 @@ class ExtractiveGenerator:
             cited_passages=cited,
             evidence_score=best,
         )
+
+
+def _term_weights(terms: set[str], passages: Sequence[Passage]) -> dict[str, float]:
+    """IDF of each question term over the retrieved passages (smoothed, always > 0)."""
+    passage_terms = [content_terms(f"{p.title} {p.section} {p.text}") for p in passages]
+    n = len(passage_terms)
+    return {t: math.log(1 + (n + 1) / (sum(t in pt for pt in passage_terms) + 1)) for t in terms}
 
 
 def _near_duplicate(a: str, b: str) -> bool:
