@@ -167,6 +167,13 @@ class Stack:
                     part.process.wait()
         self.parts.clear()
 
+    def kill(self, name: str, sig: signal.Signals = signal.SIGKILL) -> None:
+        """Stop one part with a signal (fault injection, restarts) and forget it."""
+        part = self.part(name)
+        part.process.send_signal(sig)
+        part.process.wait(timeout=30)
+        self.parts.remove(part)
+
     def dead(self) -> list[Part]:
         return [p for p in self.parts if p.process.poll() is not None]
 

@@ -30,6 +30,10 @@ class GatewaySettings(ServiceSettings):
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
 
     executor_concurrency: int = Field(default=8, ge=1, le=256)
+    # A run whose executor is silent this long is taken over by another replica;
+    # live executors renew their lease every third of it.
+    run_lease_s: float = Field(default=30.0, ge=0.3, le=3600)
+    max_run_attempts: int = Field(default=3, ge=1, le=20)
     # Events and records outlive the run by these; then Redis expires them.
     event_retention_s: int = Field(default=24 * 3600, ge=60)
     record_retention_s: int = Field(default=7 * 24 * 3600, ge=60)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 
@@ -46,6 +47,16 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         return error_response(422, "invalid_request", _validation_message(exc))
+
+    @app.exception_handler(RedisError)
+    async def _store_down(_: Request, exc: RedisError) -> JSONResponse:
+        # The run store is unreachable: nothing was accepted; the client may retry.
+        return error_response(
+            503,
+            "store_unavailable",
+            "the run store is unavailable; retry shortly",
+            {"Retry-After": "1"},
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 import grpc
+from redis.exceptions import RedisError
 
 from ragway.v1 import generator_pb2, retriever_pb2
 from services.gateway.clients import ServiceClients
@@ -66,18 +67,35 @@ class RunExecutor:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Take runs from the queue until ``stop`` is set; then finish what was taken."""
-        await self._store.ensure_queue()
         limit = self._settings.executor_concurrency
+        lease_ms = int(self._settings.run_lease_s * 1000)
+        loop = asyncio.get_running_loop()
+        next_reclaim = 0.0
+        queue_ready = False
         while not stop.is_set():
             if len(self._tasks) >= limit:
                 await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
                 continue
             try:
-                entries = await self._store.next_runs(
-                    self._consumer, count=limit - len(self._tasks), block_ms=500
-                )
-            except (ConnectionError, OSError) as exc:  # Redis restarting: back off, retry
+                if not queue_ready:
+                    await self._store.ensure_queue()
+                    queue_ready = True
+                entries: list[tuple[str, str]] = []
+                if loop.time() >= next_reclaim:
+                    # Runs whose executor died: any replica finishes them.
+                    entries = await self._store.reclaim(
+                        self._consumer, lease_ms, limit - len(self._tasks)
+                    )
+                    next_reclaim = loop.time() + self._settings.run_lease_s / 3
+                    for _, run_id in entries:
+                        log.warning("reclaimed run", extra={"run_id": run_id})
+                if not entries:
+                    entries = await self._store.next_runs(
+                        self._consumer, count=limit - len(self._tasks), block_ms=500
+                    )
+            except (RedisError, OSError) as exc:  # Redis restarting: back off, retry
                 log.warning("queue read failed", extra={"error": str(exc)})
+                queue_ready = False
                 await asyncio.sleep(0.5)
                 continue
             for entry_id, run_id in entries:
@@ -88,12 +106,23 @@ class RunExecutor:
             await asyncio.wait(self._tasks)
 
     async def _execute_and_ack(self, entry_id: str, run_id: str) -> None:
+        lease = asyncio.create_task(self._hold_lease(entry_id))
         try:
             await self.execute(run_id)
-        except Exception:  # the run stays pending in the group, not lost
+            await self._store.ack([entry_id])
+        except Exception:  # the entry stays pending: another executor reclaims it
             log.exception("run execution crashed", extra={"run_id": run_id})
-            return
-        await self._store.ack([entry_id])
+        finally:
+            lease.cancel()
+
+    async def _hold_lease(self, entry_id: str) -> None:
+        """Touch the queue entry well within the lease, so no replica steals a live run."""
+        while True:
+            await asyncio.sleep(self._settings.run_lease_s / 3)
+            try:
+                await self._store.touch(self._consumer, [entry_id])
+            except (RedisError, OSError) as exc:
+                log.warning("lease heartbeat failed", extra={"error": str(exc)})
 
     async def execute(self, run_id: str) -> None:
         record = await self._store.get(run_id)
@@ -103,10 +132,26 @@ class RunExecutor:
         if record.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
             return  # delivered twice: already done
         started = time.perf_counter()
+        restarted = record.attempts > 0
+        if record.attempts >= self._settings.max_run_attempts:
+            # A run that kills its executor every time must not kill them all.
+            record.status = RunStatus.FAILED
+            record.error = ErrorInfo(
+                code="too_many_attempts",
+                message=f"the run was started {record.attempts} times without finishing",
+            )
+            await self._finish(record)
+            return
+        if restarted:
+            # A previous executor died mid-run: its partial results are void.
+            record.sources, record.citations, record.degraded = [], [], []
+            record.timings_ms, record.answer = {}, None
         record.status = RunStatus.RUNNING
         record.attempts += 1
         await self._store.save(record)
-        await self._store.append(run_id, EventType.STARTED, {"attempt": record.attempts})
+        await self._store.append(
+            run_id, EventType.STARTED, {"attempt": record.attempts, "restarted": restarted}
+        )
         try:
             passages = await self._retrieve(record)
             await self._generate(record, passages, started)

@@ -159,6 +159,25 @@ class RunStore:
                 out.append((_text(entry_id), _text(fields[b"run_id"])))
         return out
 
+    async def reclaim(self, consumer: str, min_idle_ms: int, count: int) -> list[tuple[str, str]]:
+        """Take over queue entries whose executor went silent for ``min_idle_ms``.
+
+        A live executor touches its entries (``touch``) more often than that, so
+        only runs of a crashed or frozen replica are taken.
+        """
+        reply: Any = await self._r.xautoclaim(
+            QUEUE, GROUP, consumer, min_idle_time=min_idle_ms, start_id="0-0", count=count
+        )
+        return [
+            (_text(entry_id), _text(fields[b"run_id"])) for entry_id, fields in reply[1] if fields
+        ]
+
+    async def touch(self, consumer: str, entry_ids: Sequence[str]) -> None:
+        """Reset the idle time of entries this executor holds (its lease heartbeat)."""
+        await self._r.xclaim(
+            QUEUE, GROUP, consumer, min_idle_time=0, message_ids=list(entry_ids), justid=True
+        )
+
     async def ack(self, entry_ids: Sequence[str]) -> None:
         if entry_ids:
             await self._r.xack(QUEUE, GROUP, *entry_ids)

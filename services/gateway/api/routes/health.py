@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
+from redis.exceptions import RedisError
 
 from services.gateway.api.deps import Clients, Store
 
@@ -24,7 +25,7 @@ async def readyz(store: Store, clients: Clients) -> JSONResponse:
     checks: dict[str, bool] = {}
     try:
         checks["redis"] = await store.ping()
-    except (ConnectionError, OSError):
+    except (RedisError, OSError):
         checks["redis"] = False
     checks.update(await clients.serving())
     ready = all(checks.values())

@@ -1,0 +1,107 @@
+"""Crashes lose nothing: a dead executor's run is finished elsewhere; Redis restarts keep runs.
+
+These tests run their own Redis server and gateway (short lease) next to the
+session's retriever and generator, so they can kill things freely.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+
+from ragway.launcher import Stack, StackConfig, free_port
+from services.gateway.runs.models import EventType, RunRecord, RunStatus, new_run_id, now_ms
+from services.gateway.runs.store import RunStore
+from tests.conftest import FIXTURES
+from tests.integration.conftest import auth
+from tests.integration.sse import read_events, start_run
+
+QUESTION = "How do I resume a stream after a disconnect?"
+
+
+@pytest.fixture
+def own(stack: Stack, tmp_path: Path) -> Iterator[Stack]:
+    config = StackConfig(
+        data_dir=tmp_path,
+        redis_port=free_port(),
+        retriever_port=stack.config.retriever_port,
+        generator_port=stack.config.generator_port,
+        gateway_port=free_port(),
+        api_keys_file=FIXTURES / "api-keys.yaml",
+        extra_env={"RAGWAY_RUN_LEASE_S": "1"},
+    )
+    s = Stack(config)
+    s.logs_dir.mkdir(parents=True)
+    s.start_redis()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+async def accept_and_abandon(port: int) -> str:
+    """What a gateway does before it dies mid-run: accept, take the run, start, stream a bit."""
+    client = aioredis.Redis(port=port)
+    store = RunStore(client)
+    await store.ensure_queue()
+    record = RunRecord(
+        id=new_run_id(), status=RunStatus.QUEUED, tenant="demo", key_id="demo-public",
+        access_groups=["public"], question=QUESTION, top_k=6, mode="hybrid",
+        created_at_ms=now_ms(), updated_at_ms=now_ms(),
+    )  # fmt: skip
+    await store.create(record, {"question": QUESTION}, None, 60)
+    taken = await store.next_runs("gateway-that-dies", count=1, block_ms=1000)
+    assert [run_id for _, run_id in taken] == [record.id]
+    record.status, record.attempts = RunStatus.RUNNING, 1
+    await store.save(record)
+    await store.append(record.id, EventType.STARTED, {"attempt": 1, "restarted": False})
+    await store.append(record.id, EventType.DELTA, {"text": "A partial answer", "index": 0})
+    await client.aclose()
+    return record.id
+
+
+def test_a_run_whose_executor_died_is_finished_by_another_replica(own: Stack) -> None:
+    run_id = asyncio.run(accept_and_abandon(own.config.redis_port))
+    own.start_gateway()  # a live replica: it must reclaim the silent run after the lease
+    with httpx.Client(base_url=own.config.gateway_url, timeout=30) as api:
+        events = read_events(api, run_id, auth("demo"))
+        names = [e.event for e in events]
+        assert names[:3] == ["run.accepted", "run.started", "answer.delta"]
+        restart = events[3]
+        assert restart.event == "run.started"
+        assert restart.json == {"attempt": 2, "restarted": True}
+        assert names[-2:] == ["answer.completed", "run.completed"]
+        assert "Last-Event-ID" in events[-2].json["answer"]
+        record = api.get(f"/v1/runs/{run_id}", headers=auth("demo")).json()
+        assert record["status"] == "succeeded"
+        assert record["attempts"] == 2
+
+
+def test_runs_survive_a_redis_restart_and_the_gateway_reports_the_outage(own: Stack) -> None:
+    own.start_gateway()
+    with httpx.Client(base_url=own.config.gateway_url, timeout=30) as api:
+        done = start_run(api, QUESTION, auth("demo"))
+        before = read_events(api, done, auth("demo"))
+        assert before[-1].event == "run.completed"
+
+        own.kill("redis", signal.SIGKILL)
+        ready = api.get("/readyz")
+        assert ready.status_code == 503
+        assert ready.json()["checks"]["redis"] is False
+        refused = api.post("/v1/runs", json={"question": QUESTION}, headers=auth("demo"))
+        assert refused.status_code == 503
+        assert refused.headers["Retry-After"] == "1"
+        assert refused.json()["error"]["code"] == "store_unavailable"
+
+        own.start_redis()  # same data folder: the AOF is replayed
+        # The finished run and every one of its events came back from the AOF.
+        assert read_events(api, done, auth("demo")) == before
+        # The executor outlived the outage: a new run completes.
+        after = read_events(api, start_run(api, QUESTION, auth("demo")), auth("demo"))
+        assert after[-1].event == "run.completed"
