@@ -37,8 +37,17 @@ up: $(STAMP) ## Start Redis, retriever, generator and gateway on loopback, load 
 	$(BIN)/ragway up $(ARGS)
 
 .PHONY: test
-test: $(STAMP) ## Run every test: unit, then integration on real processes
+test: $(STAMP) browser ## Run every test: unit, integration on real processes, the page in Chromium
 	$(BIN)/python -m pytest
+
+.PHONY: browser
+browser: ## Install Debian's Chromium for the browser tests when missing (root + apt)
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium (Debian package) for the browser tests"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+	      || echo "warning: could not install chromium; the browser tests will be skipped"; \
+	  else echo "note: chromium is not installed; the browser tests will be skipped"; fi; }
 
 .PHONY: test-unit
 test-unit: $(STAMP) ## Run the fast unit tests only
@@ -74,7 +83,9 @@ openapi: $(STAMP) ## Write the gateway's OpenAPI spec to docs/openapi.json
 lock: ## Re-resolve requirements.lock from pyproject.toml (needs the registry)
 	rm -rf /tmp/ragway-lock && $(PYTHON) -m venv /tmp/ragway-lock
 	/tmp/ragway-lock/bin/pip install --quiet -e '.[dev]'
-	/tmp/ragway-lock/bin/pip freeze --exclude-editable | grep -v '^-e ' > requirements.lock
+	{ echo '# Every package, pinned: resolved from pyproject.toml ([dev] included) by `make lock`.'; \
+	  /tmp/ragway-lock/bin/pip freeze --exclude-editable | grep -v '^-e '; \
+	  /tmp/ragway-lock/bin/pip freeze --all | grep '^setuptools=='; } > requirements.lock
 
 .PHONY: clean
 clean: ## Remove run data (var/) and caches; keeps .venv
