@@ -6,6 +6,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+WHEELHOUSE ?= $(HOME)/.cache/ragway/wheels
 PROTOS := $(wildcard proto/ragway/v1/*.proto)
 
 # Thread pools set deliberately: numpy's BLAS pool and onnxruntime/torch each
@@ -24,8 +25,11 @@ $(STAMP): pyproject.toml requirements.lock
 	  || { echo "error: set PYTHON=python3.11 (ragway needs Python 3.11)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip==25.3
-	# pip's own cache (~/.cache/pip) carries the large torch wheel between runs.
-	$(BIN)/python -m pip install --quiet -r requirements.lock
+	# A local wheelhouse carries the large wheels (torch and its CUDA libraries,
+	# ~3 GB) between runs and clones: files already there are not fetched again.
+	# (pip's HTTP cache does not help: the registry here marks responses no-store.)
+	$(BIN)/python -m pip download --quiet --dest $(WHEELHOUSE) -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-index --find-links $(WHEELHOUSE) -r requirements.lock
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
@@ -52,6 +56,10 @@ browser: ## Install Debian's Chromium for the browser tests when missing (root +
 .PHONY: test-unit
 test-unit: $(STAMP) ## Run the fast unit tests only
 	$(BIN)/python -m pytest -m "unit"
+
+.PHONY: bench
+bench: $(STAMP) ## End-to-end latency report on a private stack (var/bench/report.md)
+	$(BIN)/ragway bench
 
 .PHONY: lint
 lint: $(STAMP) ## ruff (lint + format check) and mypy --strict

@@ -186,6 +186,29 @@ def ask(
 
 
 @app.command()
+def bench(
+    qa: Annotated[Path, typer.Option(help="QA file (YAML items with 'question')")] = Path(
+        "tests/fixtures/demo-qa.yaml"
+    ),
+    output: Annotated[Path, typer.Option(help="Report path (a .json sits beside it)")] = Path(
+        "var/bench/report.md"
+    ),
+) -> None:
+    """Measure end-to-end latency on a private stack, with baselines from the same run."""
+    from ragway import bench as bench_mod
+    from ragway.launcher import LaunchError
+
+    try:
+        with console.status("Benchmarking on a private stack…"):
+            bench_mod.run(qa, output)
+    except LaunchError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    console.print(output.read_text())
+    console.print(f"report: {output}")
+
+
+@app.command()
 def openapi(
     output: Annotated[Path | None, typer.Option(help="Write here instead of stdout")] = None,
 ) -> None:

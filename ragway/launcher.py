@@ -74,6 +74,8 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 def check_port_free(host: str, port: int, what: str, flag: str) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        # As the servers themselves bind: a port in TIME_WAIT after a stop is free.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError as exc:
