@@ -30,7 +30,7 @@ import httpx
 import yaml
 
 from ragway.kb import Defaults, discover, parse_document
-from ragway.launcher import Stack, StackConfig, free_port
+from ragway.launcher import Stack, StackConfig
 from ragway.loading import load_documents
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,13 +102,7 @@ def run(qa_file: Path, output: Path) -> Report:
     items: list[dict[str, Any]] = yaml.safe_load(qa_file.read_text())["items"]
     report = Report()
     with tempfile.TemporaryDirectory(prefix="ragway-bench-") as tmp:
-        config = StackConfig(
-            data_dir=Path(tmp),
-            redis_port=free_port(),
-            retriever_port=free_port(),
-            generator_port=free_port(),
-            gateway_port=free_port(),
-        )
+        config = StackConfig.on_free_ports(Path(tmp))
         stack = Stack(config)
         t0 = time.perf_counter()
         try:

@@ -9,13 +9,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Sequence
+import sys
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, TypeVar
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from ragway.settings import ServiceSettings
+
 log = logging.getLogger(__name__)
+S = TypeVar("S", bound=ServiceSettings)
 
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 SERVER_OPTIONS = [
@@ -27,6 +32,29 @@ SERVER_OPTIONS = [
 
 class PortInUseError(OSError):
     pass
+
+
+def main(
+    name: str,
+    settings_factory: Callable[[], S],
+    run: Callable[[S], Coroutine[Any, Any, None]],
+) -> int:
+    """Process entry point of a gRPC service: settings, logging, serve until SIGTERM.
+
+    Configuration and environment problems (bad settings, missing model, taken
+    port) end the process with one clear line and exit status 2, no traceback.
+    """
+    from ragway import logs
+    from ragway.embedding import ModelNotInstalledError
+
+    try:
+        settings = settings_factory()
+        logs.configure(name, settings.log_level)
+        asyncio.run(run(settings))
+    except (PortInUseError, ModelNotInstalledError, FileNotFoundError, ValueError) as exc:
+        sys.stderr.write(f"{name}: {exc}\n")
+        return 2
+    return 0
 
 
 def add_health_and_reflection(

@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
 import httpx
@@ -27,6 +28,12 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 class LaunchError(RuntimeError):
     """Something the user can fix: a taken port, a missing binary, a part that died."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -58,18 +65,21 @@ class StackConfig:
     def gateway_url(self) -> str:
         return f"http://{self.host}:{self.gateway_port}"
 
+    @classmethod
+    def on_free_ports(cls, data_dir: Path, **overrides: Any) -> StackConfig:
+        """Every port free right now: tests and benchmarks run beside ``make up``."""
+        ports = {
+            name: free_port()
+            for name in ("redis_port", "retriever_port", "generator_port", "gateway_port")
+        }
+        return cls(data_dir=data_dir, **(ports | overrides))
+
 
 @dataclass
 class Part:
     name: str
     process: subprocess.Popen[bytes]
     log_path: Path
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
 
 
 def check_port_free(host: str, port: int, what: str, flag: str) -> None:

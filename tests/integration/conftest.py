@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from ragway.kb import Defaults, discover, parse_document
-from ragway.launcher import Stack, StackConfig, free_port
+from ragway.launcher import Stack, StackConfig
 from ragway.loading import load_documents
 from tests.conftest import FIXTURES, ROOT
 
@@ -34,14 +34,7 @@ def auth(who: str) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     data = tmp_path_factory.mktemp("stack")
-    config = StackConfig(
-        data_dir=data,
-        redis_port=free_port(),
-        retriever_port=free_port(),
-        generator_port=free_port(),
-        gateway_port=free_port(),
-        api_keys_file=FIXTURES / "api-keys.yaml",
-    )
+    config = StackConfig.on_free_ports(data, api_keys_file=FIXTURES / "api-keys.yaml")
     s = Stack(config)
     try:
         s.start_backends()

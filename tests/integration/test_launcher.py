@@ -7,8 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from ragway.launcher import LaunchError, Stack, StackConfig, free_port
+from ragway.launcher import LaunchError, Stack, StackConfig
 from tests.conftest import FIXTURES
+
+
+def config(tmp_path: Path, **overrides: object) -> StackConfig:
+    return StackConfig.on_free_ports(
+        tmp_path, **({"api_keys_file": FIXTURES / "api-keys.yaml"} | overrides)
+    )
 
 
 def test_a_taken_port_is_named_with_the_flag_to_change_it(tmp_path: Path) -> None:
@@ -16,50 +22,30 @@ def test_a_taken_port_is_named_with_the_flag_to_change_it(tmp_path: Path) -> Non
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        config = StackConfig(
-            data_dir=tmp_path,
-            redis_port=free_port(),
-            retriever_port=free_port(),
-            generator_port=free_port(),
-            gateway_port=port,
-            api_keys_file=FIXTURES / "api-keys.yaml",
-        )
-        stack = Stack(config)
+        stack = Stack(config(tmp_path, gateway_port=port))
         with pytest.raises(LaunchError, match=rf"port {port} .* taken.*gateway.*--port"):
             stack.start_backends()
         assert stack.parts == []
 
 
 def test_a_missing_key_file_is_named(tmp_path: Path) -> None:
-    config = StackConfig(
-        data_dir=tmp_path,
-        redis_port=free_port(),
-        retriever_port=free_port(),
-        generator_port=free_port(),
-        gateway_port=free_port(),
-        api_keys_file=tmp_path / "nope.yaml",
-    )
     with pytest.raises(LaunchError, match=r"nope\.yaml not found"):
-        Stack(config).start_backends()
+        Stack(config(tmp_path, api_keys_file=tmp_path / "nope.yaml")).start_backends()
 
 
 def test_a_part_that_dies_while_starting_is_reported_with_its_log(tmp_path: Path) -> None:
-    config = StackConfig(
-        data_dir=tmp_path,
-        redis_port=free_port(),
-        retriever_port=free_port(),
-        generator_port=free_port(),
-        gateway_port=free_port(),
-        api_keys_file=FIXTURES / "api-keys.yaml",
-        extra_env={"RAGWAY_RERANKER_PATH": str(tmp_path / "no-model")},
-    )
-    stack = Stack(config)
+    env = {"RAGWAY_RERANKER_PATH": str(tmp_path / "no-model")}
+    stack = Stack(config(tmp_path, extra_env=env))
+    started = stack.parts
     try:
         with pytest.raises(
             LaunchError, match=r"(?s)retriever exited .*reranker model folder not found"
         ) as err:
             stack.start_backends()
         assert "Traceback" not in str(err.value)
+        started = list(stack.parts)
     finally:
         stack.stop()
-    assert all(p.process.poll() is not None for p in stack.parts)
+    # Redis and the generator had started: stop() must not leave them running.
+    assert {p.name for p in started} == {"redis", "retriever", "generator"}
+    assert all(p.process.poll() is not None for p in started)

@@ -15,7 +15,7 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
-from ragway.launcher import Stack, StackConfig, free_port
+from ragway.launcher import Stack, StackConfig
 from services.gateway.runs.models import EventType, RunRecord, RunStatus, new_run_id, now_ms
 from services.gateway.runs.store import RunStore
 from tests.conftest import FIXTURES
@@ -27,12 +27,10 @@ QUESTION = "How do I resume a stream after a disconnect?"
 
 @pytest.fixture
 def own(stack: Stack, tmp_path: Path) -> Iterator[Stack]:
-    config = StackConfig(
-        data_dir=tmp_path,
-        redis_port=free_port(),
+    config = StackConfig.on_free_ports(
+        tmp_path,
         retriever_port=stack.config.retriever_port,
         generator_port=stack.config.generator_port,
-        gateway_port=free_port(),
         api_keys_file=FIXTURES / "api-keys.yaml",
         extra_env={"RAGWAY_RUN_LEASE_S": "1"},
     )
