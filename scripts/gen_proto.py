@@ -23,8 +23,13 @@ def main() -> int:
     include = Path(protoc.__file__).parent / "_proto"
     for stale in (ROOT / "ragway/v1").glob("*_pb2*.py*"):
         stale.unlink()
+    # The mypy plugins live beside this interpreter; name them, since the venv's
+    # bin folder need not be on PATH (make calls .venv/bin/python directly).
+    bindir = Path(sys.executable).parent
     args = [
         "protoc",
+        f"--plugin=protoc-gen-mypy={bindir / 'protoc-gen-mypy'}",
+        f"--plugin=protoc-gen-mypy_grpc={bindir / 'protoc-gen-mypy_grpc'}",
         f"-I{PROTO_ROOT}",
         f"-I{include}",
         f"--python_out={OUT}",

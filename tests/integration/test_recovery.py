@@ -32,7 +32,7 @@ def own(stack: Stack, tmp_path: Path) -> Iterator[Stack]:
         retriever_port=stack.config.retriever_port,
         generator_port=stack.config.generator_port,
         api_keys_file=FIXTURES / "api-keys.yaml",
-        extra_env={"RAGWAY_RUN_LEASE_S": "1"},
+        extra_env={"RAGWAY_RUN_LEASE_S": "1", "RAGWAY_HEARTBEAT_S": "0.2"},
     )
     s = Stack(config)
     s.logs_dir.mkdir(parents=True)
@@ -103,3 +103,34 @@ def test_runs_survive_a_redis_restart_and_the_gateway_reports_the_outage(own: St
         # The executor outlived the outage: a new run completes.
         after = read_events(api, start_run(api, QUESTION, auth("demo")), auth("demo"))
         assert after[-1].event == "run.completed"
+
+
+async def accept_without_queueing(port: int) -> str:
+    """A run record and its first event, but no queue entry: its stream stays idle."""
+    client = aioredis.Redis(port=port)
+    store = RunStore(client)
+    record = RunRecord(
+        id=new_run_id(), status=RunStatus.QUEUED, tenant="demo", key_id="demo-public",
+        access_groups=["public"], question=QUESTION, top_k=6, mode="hybrid",
+        created_at_ms=now_ms(), updated_at_ms=now_ms(),
+    )  # fmt: skip
+    await store.save(record)
+    await store.append(record.id, EventType.ACCEPTED, {"run_id": record.id})
+    await client.aclose()
+    return record.id
+
+
+def test_an_idle_stream_carries_heartbeat_comments(own: Stack) -> None:
+    own.start_gateway()
+    run_id = asyncio.run(accept_without_queueing(own.config.redis_port))
+    lines: list[str] = []
+    with (
+        httpx.Client(base_url=own.config.gateway_url, timeout=30) as api,
+        api.stream("GET", f"/v1/runs/{run_id}/events", headers=auth("demo")) as resp,
+    ):
+        for line in resp.iter_lines():
+            lines.append(line)
+            if sum(1 for seen in lines if seen.startswith(":")) == 3:
+                break  # three heartbeats at 0.2 s: the idle stream is alive
+    assert lines[:2] == [f"id: {lines[0][4:]}", "event: run.accepted"]
+    assert [line for line in lines if line.startswith(":")] == [": heartbeat"] * 3
