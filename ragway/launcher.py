@@ -140,6 +140,13 @@ class Stack:
         self.wait_grpc("retriever", self.config.retriever_addr)
         self.wait_grpc("generator", self.config.generator_addr)
 
+    def start_service(self, name: str) -> None:
+        """One gRPC service ("retriever" or "generator") on its configured port."""
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        self._spawn(name, [sys.executable, "-m", f"services.{name}"])
+        addr = self.config.retriever_addr if name == "retriever" else self.config.generator_addr
+        self.wait_grpc(name, addr)
+
     def start_redis(self) -> None:
         c = self.config
         redis_dir = c.data_dir / "redis"

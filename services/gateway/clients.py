@@ -7,11 +7,19 @@ stops iterating (the run was cancelled or the executor is shutting down).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Protocol
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ragway.v1 import generator_pb2, generator_pb2_grpc, retriever_pb2, retriever_pb2_grpc
+
+
+class GenerateCall(Protocol):
+    def __aiter__(self) -> AsyncIterator[generator_pb2.GenerateResponse]: ...
+
+    def cancel(self) -> bool: ...
+
 
 _CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", 32 * 1024 * 1024),
@@ -38,12 +46,9 @@ class ServiceClients:
         )
         return response
 
-    def generate(
-        self, request: generator_pb2.GenerateRequest, timeout_s: float
-    ) -> AsyncIterator[generator_pb2.GenerateResponse]:
-        call: AsyncIterator[generator_pb2.GenerateResponse] = self.generator.Generate(
-            request, timeout=timeout_s
-        )
+    def generate(self, request: generator_pb2.GenerateRequest, timeout_s: float) -> GenerateCall:
+        """The server stream; ``cancel()`` on it stops the generator's work."""
+        call: GenerateCall = self.generator.Generate(request, timeout=timeout_s)
         return call
 
     async def serving(self) -> dict[str, bool]:

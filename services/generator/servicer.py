@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 
@@ -64,12 +65,22 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
             passages=passages,
             max_output_tokens=request.max_output_tokens or self._settings.default_max_output_tokens,
         )
-        async for event in self._backend.generate(gen_request):
-            if isinstance(event, Delta):
-                yield pb.GenerateResponse(delta=pb.TextDelta(text=event.text, index=event.index))
-            elif isinstance(event, Final):
-                yield pb.GenerateResponse(final=_final(event, by_number, request.run_id))
-                return
+        delay_s = self._settings.fault_delta_delay_ms / 1000
+        try:
+            async for event in self._backend.generate(gen_request):
+                if isinstance(event, Delta):
+                    if delay_s:
+                        await asyncio.sleep(delay_s)
+                    yield pb.GenerateResponse(
+                        delta=pb.TextDelta(text=event.text, index=event.index)
+                    )
+                elif isinstance(event, Final):
+                    yield pb.GenerateResponse(final=_final(event, by_number, request.run_id))
+                    return
+        except asyncio.CancelledError:
+            # The caller went away or cancelled the run: stop generating.
+            log.info("generation cancelled by the caller", extra={"run_id": request.run_id})
+            raise
 
 
 def _final(event: Final, by_number: dict[int, Passage], run_id: str) -> pb.GenerateFinal:

@@ -17,3 +17,6 @@ class GeneratorSettings(ServiceSettings):
     default_max_output_tokens: int = Field(default=256, ge=16, le=4096)
     max_passages: int = Field(default=50, ge=1, le=200)
     shutdown_grace_s: float = Field(default=5.0, ge=0, le=120)
+    # Fault injection for load and cancellation tests: a pause before every
+    # delta, whatever the backend. Always 0 in production.
+    fault_delta_delay_ms: int = Field(default=0, ge=0, le=60_000)

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-TERMINAL = {"run.completed", "run.failed"}
+TERMINAL = {"run.completed", "run.failed", "run.cancelled"}
 
 
 @dataclass(frozen=True)

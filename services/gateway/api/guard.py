@@ -33,7 +33,8 @@ class ApiGuard:
             return
         scope.setdefault("state", {})["principal"] = principal
 
-        if scope["method"] in ("POST", "PUT", "PATCH"):
+        has_body = headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
+        if scope["method"] in ("POST", "PUT", "PATCH") and has_body:
             ctype = headers.get("content-type", "").split(";")[0].strip().lower()
             if ctype != "application/json":
                 shown = ctype or "none"

@@ -8,6 +8,9 @@
         └─ record saved ─▶ run.completed | run.failed ─▶ XACK, events expire later
 
 A client that disconnects changes nothing here; it replays the stream later.
+POST /v1/runs/{id}/cancel sets a flag that the executor checks before each stage
+and after every delta; it then cancels the generator call and ends the run with
+run.cancelled.
 """
 
 from __future__ import annotations
@@ -46,6 +49,10 @@ _REFUSAL = {
     generator_pb2.REFUSAL_REASON_NO_EVIDENCE: "no_evidence",
     generator_pb2.REFUSAL_REASON_WEAK_EVIDENCE: "weak_evidence",
 }
+
+
+class RunCancelledError(Exception):
+    """The caller cancelled the run; the executor stops at its next step."""
 
 
 class RunFailedError(Exception):
@@ -129,8 +136,12 @@ class RunExecutor:
         if record is None:
             log.warning("queued run has no record", extra={"run_id": run_id})
             return
-        if record.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+        if record.status.finished:
             return  # delivered twice: already done
+        if await self._store.cancel_requested(run_id):
+            record.status = RunStatus.CANCELLED  # cancelled while queued: never starts
+            await self._finish(record)
+            return
         started = time.perf_counter()
         restarted = record.attempts > 0
         if record.attempts >= self._settings.max_run_attempts:
@@ -154,13 +165,20 @@ class RunExecutor:
         )
         try:
             passages = await self._retrieve(record)
+            await self._stop_if_cancelled(record)
             await self._generate(record, passages, started)
             record.status = RunStatus.SUCCEEDED
+        except RunCancelledError:
+            record.status = RunStatus.CANCELLED
         except RunFailedError as exc:
             record.status = RunStatus.FAILED
             record.error = ErrorInfo(code=exc.code, message=exc.message)
         record.timings_ms["total"] = _ms(started)
         await self._finish(record)
+
+    async def _stop_if_cancelled(self, record: RunRecord) -> None:
+        if await self._store.cancel_requested(record.id):
+            raise RunCancelledError
 
     async def _retrieve(self, record: RunRecord) -> list[PackedPassage]:
         s = self._settings
@@ -240,8 +258,9 @@ class RunExecutor:
         remaining_s = max(0.1, s.run_budget_ms / 1000 - (time.perf_counter() - started))
         t0 = time.perf_counter()
         final: generator_pb2.GenerateFinal | None = None
+        call = self._clients.generate(request, timeout_s=remaining_s)
         try:
-            async for message in self._clients.generate(request, timeout_s=remaining_s):
+            async for message in call:
                 if message.HasField("delta"):
                     if "first_token" not in record.timings_ms:
                         record.timings_ms["first_token"] = _ms(t0)
@@ -250,10 +269,13 @@ class RunExecutor:
                         EventType.DELTA,
                         {"text": message.delta.text, "index": message.delta.index},
                     )
+                    await self._stop_if_cancelled(record)
                 elif message.HasField("final"):
                     final = message.final
         except grpc.aio.AioRpcError as exc:
             raise _rpc_failure("generator", exc) from exc
+        finally:
+            call.cancel()  # no-op when finished; else stops the generator's work too
         record.timings_ms["generate"] = _ms(t0)
         if final is None:
             raise RunFailedError(
@@ -292,6 +314,8 @@ class RunExecutor:
                 EventType.COMPLETED,
                 {"status": record.status.value, "timings_ms": record.timings_ms},
             )
+        elif record.status is RunStatus.CANCELLED:
+            await self._store.append(record.id, EventType.CANCELLED, {"status": "cancelled"})
         else:
             assert record.error is not None
             await self._store.append(

@@ -31,9 +31,10 @@ class EventType(StrEnum):
     ANSWER = "answer.completed"
     COMPLETED = "run.completed"
     FAILED = "run.failed"
+    CANCELLED = "run.cancelled"
 
 
-TERMINAL_EVENTS = frozenset({EventType.COMPLETED, EventType.FAILED})
+TERMINAL_EVENTS = frozenset({EventType.COMPLETED, EventType.FAILED, EventType.CANCELLED})
 
 
 class RunStatus(StrEnum):
@@ -41,6 +42,11 @@ class RunStatus(StrEnum):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def finished(self) -> bool:
+        return self in (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
 
 
 Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
@@ -130,6 +136,12 @@ class RunAccepted(BaseModel):
     created_at_ms: int
     run_url: str
     events_url: str
+
+
+class CancelAccepted(BaseModel):
+    run_id: str
+    status: RunStatus = Field(description="The run's status when the cancel was requested.")
+    cancel_requested: bool = True
 
 
 class AskResponse(BaseModel):

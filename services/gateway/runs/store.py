@@ -46,6 +46,10 @@ def events_key(run_id: str) -> str:
     return f"ragway:run:{run_id}:events"
 
 
+def cancel_key(run_id: str) -> str:
+    return f"ragway:run:{run_id}:cancel"
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     id: str
@@ -123,6 +127,23 @@ class RunStore:
             events_key(run_id), {"type": type_.value, "data": json.dumps(data)}
         )
         return _text(event_id)
+
+    async def request_cancel(self, run_id: str, ttl_s: int) -> None:
+        """Flag the run; whichever executor holds it stops at its next step."""
+        await self._r.set(cancel_key(run_id), b"1", ex=ttl_s)
+
+    async def cancel_requested(self, run_id: str) -> bool:
+        return bool(await self._r.exists(cancel_key(run_id)))
+
+    async def event_state(self, run_id: str, event_id: str) -> str:
+        """'present' when the id is an event of this run, 'expired' when the run's
+        events are gone (retention), else 'unknown' (another run's id, or made up)."""
+        if await self._r.xrange(events_key(run_id), min=event_id, max=event_id, count=1):
+            return "present"
+        return "unknown" if await self._r.exists(events_key(run_id)) else "expired"
+
+    async def events_exist(self, run_id: str) -> bool:
+        return bool(await self._r.exists(events_key(run_id)))
 
     async def expire_events(self, run_id: str, ttl_s: int) -> None:
         await self._r.expire(events_key(run_id), ttl_s)

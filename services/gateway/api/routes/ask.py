@@ -25,7 +25,12 @@ router = APIRouter(prefix="/v1", tags=["ask"])
 @router.post(
     "/ask",
     response_model=AskResponse,
-    responses={**ERRORS, 502: {"model": ErrorBody}, 504: {"model": ErrorBody}},
+    responses={
+        **ERRORS,
+        409: {"model": ErrorBody, "description": "The run was cancelled"},
+        502: {"model": ErrorBody},
+        504: {"model": ErrorBody},
+    },
     summary="Ask and wait for the answer",
 )
 async def ask(
@@ -57,11 +62,10 @@ async def ask(
             finished = finished or event.type in TERMINAL_EVENTS
         if not finished:
             record = await store.get(created.run_id)
-            finished = record is not None and record.status in (
-                RunStatus.SUCCEEDED,
-                RunStatus.FAILED,
-            )
+            finished = record is not None and record.status.finished
     record = await owned_run(store, caller, created.run_id)
+    if record.status is RunStatus.CANCELLED:
+        raise ApiError(409, "run_cancelled", f"run {record.id} was cancelled")
     if record.status is RunStatus.FAILED:
         assert record.error is not None
         raise ApiError(502, record.error.code, f"run {record.id} failed: {record.error.message}")

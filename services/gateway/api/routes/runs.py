@@ -13,11 +13,11 @@ from services.gateway.api.errors import ApiError
 from services.gateway.runs.models import (
     EVENT_ID,
     TERMINAL_EVENTS,
+    CancelAccepted,
     ErrorBody,
     RunAccepted,
     RunRecord,
     RunRequest,
-    RunStatus,
 )
 from services.gateway.runs.store import RunStore
 from services.gateway.runs.submit import owned_run, submit
@@ -25,7 +25,7 @@ from services.gateway.runs.submit import owned_run, submit
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
 ERRORS: dict[int | str, dict[str, object]] = {
-    s: {"model": ErrorBody} for s in (400, 401, 403, 404, 413, 415, 422)
+    s: {"model": ErrorBody} for s in (400, 401, 403, 404, 413, 415, 422, 503)
 }
 
 
@@ -67,6 +67,26 @@ async def create_run(
     )
 
 
+@router.post(
+    "/{run_id}/cancel",
+    status_code=202,
+    response_model=CancelAccepted,
+    responses={**ERRORS, 409: {"model": ErrorBody, "description": "The run has finished"}},
+    summary="Cancel a run",
+)
+async def cancel_run(
+    run_id: str, caller: Caller, store: Store, settings: Settings
+) -> CancelAccepted:
+    """Stop the work behind a run. The executor holding it stops at its next step, cancels
+    the generator call and ends the stream with `run.cancelled`; a queued run never starts.
+    Cancelling a finished run is a 409; cancelling twice is harmless."""
+    record = await owned_run(store, caller, run_id)
+    if record.status.finished:
+        raise ApiError(409, "run_finished", f"run {run_id} has already {record.status.value}")
+    await store.request_cancel(run_id, settings.record_retention_s)
+    return CancelAccepted(run_id=run_id, status=record.status)
+
+
 @router.get("/{run_id}", response_model=RunRecord, responses=ERRORS, summary="Read a run's record")
 async def get_run(run_id: str, caller: Caller, store: Store) -> RunRecord:
     return await owned_run(store, caller, run_id)
@@ -100,6 +120,17 @@ async def stream_events(
             f"Last-Event-ID {cursor[:64]!r} is not an event id of the form '<ms>-<seq>'",
         )
     await owned_run(store, caller, run_id)
+    where = f"read the run's final record at /v1/runs/{run_id}"
+    state = await store.event_state(run_id, cursor) if cursor and cursor != "0-0" else None
+    if state == "expired" or (state is None and not await store.events_exist(run_id)):
+        raise ApiError(410, "events_expired", f"the events of run {run_id} have expired; {where}")
+    if state == "unknown":
+        raise ApiError(
+            400,
+            "unknown_last_event_id",
+            f"{cursor!r} is not an event of run {run_id}; "
+            f"omit Last-Event-ID to replay from the start, or {where}",
+        )
     return EventSourceResponse(
         _events(store, run_id, cursor or "0-0"),
         ping=settings.heartbeat_s,
@@ -118,7 +149,7 @@ async def _events(store: RunStore, run_id: str, cursor: str) -> AsyncIterator[Se
                 return
         if not events:
             record = await store.get(run_id)
-            if record is None or record.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+            if record is None or record.status.finished:
                 # Finished and nothing after the cursor (or the run expired): done.
                 tail = await store.read_events(run_id, cursor, block_ms=None)
                 for event in tail:
