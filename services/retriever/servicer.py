@@ -91,10 +91,7 @@ class RetrieverServicer(pb_grpc.RetrieverServicer):
             )
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        try:
-            build = await self._open(request.build)
-        except UnknownBuildError as exc:
-            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        build = await self._open(request.build, context)
         try:
             outcome = await self._searcher.search(build, query, scope, options)
         except AllRetrieversFailedError as exc:
@@ -140,10 +137,7 @@ class RetrieverServicer(pb_grpc.RetrieverServicer):
             records = [_record(c) for c in request.chunks]
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        try:
-            build = await self._open(request.build)
-        except UnknownBuildError as exc:
-            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        build = await self._open(request.build, context)
 
         def write() -> None:
             vectors = self._embedder.embed([r.embedding_text for r in records])
@@ -160,10 +154,7 @@ class RetrieverServicer(pb_grpc.RetrieverServicer):
     ) -> pb.DeleteResponse:
         if not request.tenant:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "tenant must not be empty")
-        try:
-            build = await self._open(request.build)
-        except UnknownBuildError as exc:
-            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        build = await self._open(request.build, context)
         ids = list(request.document_ids)
 
         def delete() -> int:
@@ -178,10 +169,7 @@ class RetrieverServicer(pb_grpc.RetrieverServicer):
     async def DescribeBuild(
         self, request: pb.DescribeBuildRequest, context: grpc.aio.ServicerContext
     ) -> pb.DescribeBuildResponse:
-        try:
-            build = await self._open(request.build)
-        except UnknownBuildError as exc:
-            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        build = await self._open(request.build, context)
         count = await asyncio.get_running_loop().run_in_executor(self._executor, build.sparse.count)
         return pb.DescribeBuildResponse(
             build_id=build.build_id,
@@ -190,10 +178,15 @@ class RetrieverServicer(pb_grpc.RetrieverServicer):
             embedding_dim=self._embedder.dim,
         )
 
-    async def _open(self, name: str) -> Build:
-        return await asyncio.get_running_loop().run_in_executor(
-            self._executor, self._catalog.open, name
-        )
+    async def _open(self, name: str, context: grpc.aio.ServicerContext) -> Build:
+        """The build a request names (id or alias), or NOT_FOUND."""
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self._executor, self._catalog.open, name
+            )
+        except UnknownBuildError as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+            raise  # abort raises; this line only informs the type checker
 
 
 def _record(c: pb.Chunk) -> ChunkRecord:

@@ -12,13 +12,12 @@ import redis
 import redis.asyncio as aioredis
 
 from ragway.launcher import Stack, StackConfig
-from services.gateway.runs.models import RunRecord, RunStatus, new_run_id, now_ms
 from services.gateway.runs.store import RunStore, events_key, run_key
 from tests.conftest import FIXTURES
 from tests.integration.conftest import auth
+from tests.integration.runs import QUESTION, demo_record
 from tests.integration.sse import TERMINAL, Sse, parse, read_events, start_run
 
-QUESTION = "How do I resume a stream after a disconnect?"
 DELAY_MS = 300
 
 
@@ -75,11 +74,7 @@ def test_cancelling_mid_answer_stops_the_generator_and_ends_the_stream(slow: Sta
 async def queue_and_cancel(port: int) -> str:
     store = RunStore(aioredis.Redis(port=port))
     await store.ensure_queue()
-    record = RunRecord(
-        id=new_run_id(), status=RunStatus.QUEUED, tenant="demo", key_id="demo-public",
-        access_groups=["public"], question=QUESTION, top_k=6, mode="hybrid",
-        created_at_ms=now_ms(), updated_at_ms=now_ms(),
-    )  # fmt: skip
+    record = demo_record()
     await store.create(record, {"question": QUESTION}, None, 60)
     await store.request_cancel(record.id, 60)
     return record.id

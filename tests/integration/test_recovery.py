@@ -16,13 +16,12 @@ import pytest
 import redis.asyncio as aioredis
 
 from ragway.launcher import Stack, StackConfig
-from services.gateway.runs.models import EventType, RunRecord, RunStatus, new_run_id, now_ms
+from services.gateway.runs.models import EventType, RunStatus
 from services.gateway.runs.store import RunStore
 from tests.conftest import FIXTURES
 from tests.integration.conftest import auth
+from tests.integration.runs import QUESTION, demo_record
 from tests.integration.sse import read_events, start_run
-
-QUESTION = "How do I resume a stream after a disconnect?"
 
 
 @pytest.fixture
@@ -48,11 +47,7 @@ async def accept_and_abandon(port: int) -> str:
     client = aioredis.Redis(port=port)
     store = RunStore(client)
     await store.ensure_queue()
-    record = RunRecord(
-        id=new_run_id(), status=RunStatus.QUEUED, tenant="demo", key_id="demo-public",
-        access_groups=["public"], question=QUESTION, top_k=6, mode="hybrid",
-        created_at_ms=now_ms(), updated_at_ms=now_ms(),
-    )  # fmt: skip
+    record = demo_record()
     await store.create(record, {"question": QUESTION}, None, 60)
     taken = await store.next_runs("gateway-that-dies", count=1, block_ms=1000)
     assert [run_id for _, run_id in taken] == [record.id]
@@ -109,11 +104,7 @@ async def accept_without_queueing(port: int) -> str:
     """A run record and its first event, but no queue entry: its stream stays idle."""
     client = aioredis.Redis(port=port)
     store = RunStore(client)
-    record = RunRecord(
-        id=new_run_id(), status=RunStatus.QUEUED, tenant="demo", key_id="demo-public",
-        access_groups=["public"], question=QUESTION, top_k=6, mode="hybrid",
-        created_at_ms=now_ms(), updated_at_ms=now_ms(),
-    )  # fmt: skip
+    record = demo_record()
     await store.save(record)
     await store.append(record.id, EventType.ACCEPTED, {"run_id": record.id})
     await client.aclose()

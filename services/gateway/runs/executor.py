@@ -281,7 +281,7 @@ class RunExecutor:
             raise RunFailedError(
                 "generator_incomplete", "the generator ended without a final message"
             )
-        by_number = {p.number: p for p in passages}
+        sources = {src.number: src for src in record.sources}
         refused = final.verdict == generator_pb2.GROUNDING_VERDICT_REFUSED
         record.answer = final.answer
         record.refused = refused
@@ -291,17 +291,11 @@ class RunExecutor:
         record.refusal_detail = final.refusal_detail or None
         record.model = final.model
         record.prompt_version = final.prompt_version
+        # A citation is a source the generator was given; anything else is dropped.
         record.citations = [
-            Citation(
-                number=n,
-                source_id=by_number[n].hit.chunk_id,
-                document_id=by_number[n].hit.document_id,
-                title=by_number[n].hit.title,
-                section=by_number[n].hit.section,
-                url=by_number[n].hit.url,
-            )
+            Citation.model_validate(sources[n].model_dump())
             for n in final.cited_passages
-            if n in by_number
+            if n in sources
         ]
         await self._store.append(record.id, EventType.ANSWER, _answer_event(record))
 

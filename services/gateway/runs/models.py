@@ -80,6 +80,10 @@ class Source(BaseModel):
 
 
 class Citation(BaseModel):
+    """A source the answer cites: the subset of a Source that a reader needs."""
+
+    model_config = {"extra": "ignore"}
+
     number: int
     source_id: str
     document_id: str
