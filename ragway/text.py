@@ -10,7 +10,6 @@ import tantivy
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[`A-Z0-9])")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _WORD = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)*(?:%|[a-z]{1,3}\b)?")
 
 # Function words that carry no evidence of topic; kept short on purpose.
 STOPWORDS = frozenset(
@@ -154,8 +153,3 @@ def stem(word: str) -> str:
 
 def content_terms(text: str) -> set[str]:
     return {stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1}
-
-
-def numbers(text: str) -> list[str]:
-    """Numbers as written (with unit suffix), for checks that an answer keeps them."""
-    return _NUMBER.findall(text.lower())
