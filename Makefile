@@ -61,6 +61,12 @@ test-unit: $(STAMP) ## Run the fast unit tests only
 bench: $(STAMP) ## End-to-end latency report on a private stack (var/bench/report.md)
 	$(BIN)/ragway bench
 
+SCIFACT ?= ../shared/datasets/scifact
+
+.PHONY: bench-retrieval
+bench-retrieval: $(STAMP) ## Retrieval quality and latency of every mode on SciFact (validation split)
+	$(BIN)/ragway eval retrieval --dataset $(SCIFACT) --split validation
+
 .PHONY: lint
 lint: $(STAMP) ## ruff (lint + format check) and mypy --strict
 	$(BIN)/ruff check .

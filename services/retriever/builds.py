@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from services.retriever.engines.edge_dense import EdgeDenseIndex
-from services.retriever.engines.tantivy_sparse import TantivySparseIndex
+from services.retriever.engines.tantivy_sparse import SCHEMA_VERSION, TantivySparseIndex
 from services.retriever.indexes import DenseIndex, SparseIndex
 
 LIVE = "live"
@@ -97,6 +97,7 @@ class BuildCatalog:
             "created_at": int(time.time()),
             "embedding_model": self._embedding_model,
             "embedding_dim": self._dim,
+            "sparse_schema": SCHEMA_VERSION,
         }
         _atomic_write(folder / "manifest.json", json.dumps(manifest, indent=2))
         return build_id
@@ -118,6 +119,13 @@ class BuildCatalog:
             if build is None:
                 folder = self._builds_dir / build_id
                 manifest = json.loads((folder / "manifest.json").read_text())
+                found = manifest.get("sparse_schema", 1)
+                if found != SCHEMA_VERSION:
+                    raise ValueError(
+                        f"build {build_id} has sparse index schema v{found}; "
+                        f"this retriever needs v{SCHEMA_VERSION}: rebuild it, e.g. delete {folder} "
+                        f"(for the demo: 'make clean' and 'make up' again)"
+                    )
                 if manifest.get("embedding_dim") != self._dim:
                     raise ValueError(
                         f"build {build_id} was embedded with dim {manifest.get('embedding_dim')}, "

@@ -1,0 +1,1 @@
+"""Evaluation: metrics, benchmark data sets and the harness that runs them on the real services."""
