@@ -43,8 +43,8 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
 def up(
     port: Annotated[int, typer.Option(help="Gateway HTTP port")] = 8000,
     redis_port: Annotated[int, typer.Option(help="Redis-protocol server port")] = 6390,
-    retriever_port: Annotated[int, typer.Option(help="Retriever gRPC port")] = 50051,
-    generator_port: Annotated[int, typer.Option(help="Generator gRPC port")] = 50052,
+    retriever_port: Annotated[int, typer.Option(help="Retriever gRPC port")] = 7101,
+    generator_port: Annotated[int, typer.Option(help="Generator gRPC port")] = 7102,
     data_dir: Annotated[Path, typer.Option(help="Redis AOF, indexes and logs")] = Path("var"),
     kb: Annotated[list[Path] | None, typer.Option(help="Knowledge folders to load")] = None,
 ) -> None:
@@ -98,7 +98,7 @@ def up(
 @kb_app.command("load")
 def kb_load(
     paths: Annotated[list[Path], typer.Argument(help="Markdown files or folders")],
-    retriever: Annotated[str, typer.Option(help="Retriever address")] = "127.0.0.1:50051",
+    retriever: Annotated[str, typer.Option(help="Retriever address")] = "127.0.0.1:7101",
     tenant: Annotated[str, typer.Option(help="Tenant when a document does not set one")] = "demo",
     groups: Annotated[list[str] | None, typer.Option(help="Access groups by default")] = None,
 ) -> None:

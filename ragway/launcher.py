@@ -41,8 +41,10 @@ class StackConfig:
     data_dir: Path = Path("var")
     host: str = "127.0.0.1"
     redis_port: int = 6390
-    retriever_port: int = 50051
-    generator_port: int = 50052
+    # Below Linux's ephemeral range (32768-60999): gRPC's customary 50051 lies in
+    # it, and a client connection in TIME_WAIT on that port blocked the restart.
+    retriever_port: int = 7101
+    generator_port: int = 7102
     gateway_port: int = 8000
     api_keys_file: Path = Path("config/api-keys.yaml")
     log_level: str | None = None  # None: RAGWAY_LOG_LEVEL from the environment, else INFO

@@ -13,8 +13,8 @@ class GatewaySettings(ServiceSettings):
     gateway_host: str = "127.0.0.1"
     gateway_port: int = Field(default=8000, ge=0, le=65535)
     redis_url: str = "redis://127.0.0.1:6379/0"
-    retriever_addr: str = "127.0.0.1:50051"
-    generator_addr: str = "127.0.0.1:50052"
+    retriever_addr: str = "127.0.0.1:7101"
+    generator_addr: str = "127.0.0.1:7102"
     api_keys_file: Path = Path("config/api-keys.yaml")
 
     # Budgets: the run's total, and the retrieval stage's share of it; the

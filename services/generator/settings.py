@@ -8,7 +8,7 @@ from ragway.settings import ServiceSettings
 
 
 class GeneratorSettings(ServiceSettings):
-    generator_listen: str = "127.0.0.1:50052"
+    generator_listen: str = "127.0.0.1:7102"
     generator_backend: str = Field(default="extractive", pattern=r"^extractive$")
     # Evidence threshold of the extractive backend: under it, the answer is a
     # refusal. Chosen on the demo QA set (docs/generation.md).

@@ -10,7 +10,7 @@ from ragway.settings import ServiceSettings
 
 
 class RetrieverSettings(ServiceSettings):
-    retriever_listen: str = "127.0.0.1:50051"
+    retriever_listen: str = "127.0.0.1:7101"
     # Where knowledge builds live; this process is their only reader and writer.
     index_dir: Path = Path("var/index")
     reranker_path: Path | None = None
