@@ -158,30 +158,19 @@ class ExtractiveGenerator:
 
     async def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
         if not request.passages:
-            yield Final(
-                answer="",
-                verdict=Verdict.REFUSED,
-                model=MODEL,
-                prompt_version=POLICY_VERSION,
-                refusal_reason=RefusalReason.NO_EVIDENCE,
-                refusal_detail="No passage in the knowledge base matched the question.",
+            yield _refusal(
+                RefusalReason.NO_EVIDENCE, "No passage in the knowledge base matched the question."
             )
             return
         # Embedding is CPU work: keep it off the event loop.
         scored = await asyncio.to_thread(self.score, request.question, request.passages)
         best = scored[0].support if scored else 0.0
         if best < self._config.min_support:
-            yield Final(
-                answer="",
-                verdict=Verdict.REFUSED,
-                model=MODEL,
-                prompt_version=POLICY_VERSION,
-                refusal_reason=RefusalReason.WEAK_EVIDENCE,
-                refusal_detail=(
-                    f"The closest passages do not answer the question "
-                    f"(support {best:.2f} < {self._config.min_support:.2f})."
-                ),
-                evidence_score=best,
+            yield _refusal(
+                RefusalReason.WEAK_EVIDENCE,
+                f"The closest passages do not answer the question "
+                f"(support {best:.2f} < {self._config.min_support:.2f}).",
+                best,
             )
             return
         chosen = self.select(scored, request.max_output_tokens)
@@ -202,6 +191,18 @@ class ExtractiveGenerator:
             cited_passages=cited,
             evidence_score=best,
         )
+
+
+def _refusal(reason: RefusalReason, detail: str, evidence: float = 0.0) -> Final:
+    return Final(
+        answer="",
+        verdict=Verdict.REFUSED,
+        model=MODEL,
+        prompt_version=POLICY_VERSION,
+        refusal_reason=reason,
+        refusal_detail=detail,
+        evidence_score=evidence,
+    )
 
 
 def _term_weights(terms: set[str], passages: Sequence[Passage]) -> dict[str, float]:
