@@ -13,6 +13,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ragway.v1 import generator_pb2, generator_pb2_grpc, retriever_pb2, retriever_pb2_grpc
+from services.gateway.resilience import CircuitBreaker, CircuitOpenError, call_with_retries
 
 
 class GenerateCall(Protocol):
@@ -28,7 +29,24 @@ _CHANNEL_OPTIONS = [
 
 
 class ServiceClients:
-    def __init__(self, retriever_addr: str, generator_addr: str) -> None:
+    def __init__(
+        self,
+        retriever_addr: str,
+        generator_addr: str,
+        *,
+        attempts: int = 3,
+        backoff_s: float = 0.05,
+        breaker_failures: int = 5,
+        breaker_cooldown_s: float = 10.0,
+    ) -> None:
+        self.attempts = attempts
+        self.backoff_s = backoff_s
+        self.retriever_breaker = CircuitBreaker(
+            "retriever", failure_threshold=breaker_failures, cooldown_s=breaker_cooldown_s
+        )
+        self.generator_breaker = CircuitBreaker(
+            "generator", failure_threshold=breaker_failures, cooldown_s=breaker_cooldown_s
+        )
         self._retriever_channel = grpc.aio.insecure_channel(
             retriever_addr, options=_CHANNEL_OPTIONS
         )
@@ -41,10 +59,24 @@ class ServiceClients:
     async def search(
         self, request: retriever_pb2.SearchRequest, timeout_s: float
     ) -> retriever_pb2.SearchResponse:
-        response: retriever_pb2.SearchResponse = await self.retriever.Search(
-            request, timeout=timeout_s
+        """Search, retrying UNAVAILABLE (bounded) behind the retriever's circuit breaker."""
+
+        async def once() -> retriever_pb2.SearchResponse:
+            reply: retriever_pb2.SearchResponse = await self.retriever.Search(
+                request, timeout=timeout_s
+            )
+            return reply
+
+        return await call_with_retries(
+            self.retriever_breaker, once, attempts=self.attempts, backoff_s=self.backoff_s
         )
-        return response
+
+    def unavailable(self) -> CircuitOpenError | None:
+        """Why new runs should be refused now: an open breaker, else None."""
+        for breaker in (self.retriever_breaker, self.generator_breaker):
+            if breaker.state == "open":
+                return CircuitOpenError(breaker.name, breaker.retry_after_s())
+        return None
 
     def generate(self, request: generator_pb2.GenerateRequest, timeout_s: float) -> GenerateCall:
         """The server stream; ``cancel()`` on it stops the generator's work."""

@@ -41,7 +41,14 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         client = redis.Redis.from_url(settings.redis_url, max_connections=2048)
-        clients = ServiceClients(settings.retriever_addr, settings.generator_addr)
+        clients = ServiceClients(
+            settings.retriever_addr,
+            settings.generator_addr,
+            attempts=settings.grpc_attempts,
+            backoff_s=settings.grpc_backoff_s,
+            breaker_failures=settings.breaker_failures,
+            breaker_cooldown_s=settings.breaker_cooldown_s,
+        )
         app.state.store = RunStore(client)
         app.state.clients = clients
         stop = asyncio.Event()

@@ -30,6 +30,13 @@ class GatewaySettings(ServiceSettings):
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
 
     executor_concurrency: int = Field(default=8, ge=1, le=256)
+    # Calls to the retriever and generator: UNAVAILABLE is retried this many
+    # times in all, with doubling backoff; after breaker_failures consecutive
+    # failures a dependency is cut off for breaker_cooldown_s (503 meanwhile).
+    grpc_attempts: int = Field(default=3, ge=1, le=10)
+    grpc_backoff_s: float = Field(default=0.05, ge=0, le=10)
+    breaker_failures: int = Field(default=5, ge=1, le=1000)
+    breaker_cooldown_s: float = Field(default=10.0, gt=0, le=3600)
     # A run whose executor is silent this long is taken over by another replica;
     # live executors renew their lease every third of it.
     run_lease_s: float = Field(default=30.0, ge=0.3, le=3600)

@@ -25,6 +25,7 @@ from redis.exceptions import RedisError
 
 from ragway.v1 import generator_pb2, retriever_pb2
 from services.gateway.clients import ServiceClients
+from services.gateway.resilience import CircuitOpenError
 from services.gateway.runs.context import PackedPassage, pack
 from services.gateway.runs.models import (
     Citation,
@@ -199,6 +200,8 @@ class RunExecutor:
             )
         except grpc.aio.AioRpcError as exc:
             raise _rpc_failure("retriever", exc) from exc
+        except CircuitOpenError as exc:
+            raise RunFailedError("retriever_unavailable", str(exc)) from exc
         record.timings_ms["retrieve"] = _ms(t0)
         for timing in response.timings:
             record.timings_ms[f"retriever.{timing.stage}"] = round(timing.ms, 3)
@@ -257,25 +260,7 @@ class RunExecutor:
         )
         remaining_s = max(0.1, s.run_budget_ms / 1000 - (time.perf_counter() - started))
         t0 = time.perf_counter()
-        final: generator_pb2.GenerateFinal | None = None
-        call = self._clients.generate(request, timeout_s=remaining_s)
-        try:
-            async for message in call:
-                if message.HasField("delta"):
-                    if "first_token" not in record.timings_ms:
-                        record.timings_ms["first_token"] = _ms(t0)
-                    await self._store.append(
-                        record.id,
-                        EventType.DELTA,
-                        {"text": message.delta.text, "index": message.delta.index},
-                    )
-                    await self._stop_if_cancelled(record)
-                elif message.HasField("final"):
-                    final = message.final
-        except grpc.aio.AioRpcError as exc:
-            raise _rpc_failure("generator", exc) from exc
-        finally:
-            call.cancel()  # no-op when finished; else stops the generator's work too
+        final = await self._stream_answer(record, request, remaining_s, t0)
         record.timings_ms["generate"] = _ms(t0)
         if final is None:
             raise RunFailedError(
@@ -298,6 +283,57 @@ class RunExecutor:
             if n in sources
         ]
         await self._store.append(record.id, EventType.ANSWER, _answer_event(record))
+
+    async def _stream_answer(
+        self,
+        record: RunRecord,
+        request: generator_pb2.GenerateRequest,
+        timeout_s: float,
+        t0: float,
+    ) -> generator_pb2.GenerateFinal | None:
+        """Stream the generator's deltas into events; return its final message.
+
+        UNAVAILABLE is retried (bounded, with backoff) only before the first
+        message: once deltas reached the event log, a retry would repeat them.
+        """
+        breaker = self._clients.generator_breaker
+        attempts = self._clients.attempts
+        for attempt in range(1, attempts + 1):
+            try:
+                breaker.before_call()
+            except CircuitOpenError as exc:
+                raise RunFailedError("generator_unavailable", str(exc)) from exc
+            final: generator_pb2.GenerateFinal | None = None
+            received = False
+            call = self._clients.generate(request, timeout_s=timeout_s)
+            try:
+                async for message in call:
+                    received = True
+                    if message.HasField("delta"):
+                        if "first_token" not in record.timings_ms:
+                            record.timings_ms["first_token"] = _ms(t0)
+                        await self._store.append(
+                            record.id,
+                            EventType.DELTA,
+                            {"text": message.delta.text, "index": message.delta.index},
+                        )
+                        await self._stop_if_cancelled(record)
+                    elif message.HasField("final"):
+                        final = message.final
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() == grpc.StatusCode.UNAVAILABLE:
+                    breaker.record_failure()
+                    if not received and attempt < attempts:
+                        await asyncio.sleep(self._clients.backoff_s * 2 ** (attempt - 1))
+                        continue
+                else:
+                    breaker.record_success()  # it answered: up, if unhappy
+                raise _rpc_failure("generator", exc) from exc
+            finally:
+                call.cancel()  # no-op when finished; else stops the generator's work too
+            breaker.record_success()
+            return final
+        raise AssertionError("unreachable")
 
     async def _finish(self, record: RunRecord) -> None:
         s = self._settings

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 from services.gateway.api.errors import ApiError
 from services.gateway.auth import Principal
+from services.gateway.clients import ServiceClients
 from services.gateway.runs.models import (
     RUN_ID,
     RunRecord,
@@ -21,6 +24,7 @@ MAX_IDEMPOTENCY_KEY = 255
 async def submit(
     store: RunStore,
     settings: GatewaySettings,
+    clients: ServiceClients,
     caller: Principal,
     body: RunRequest,
     idempotency_key: str | None,
@@ -37,6 +41,15 @@ async def submit(
             400,
             "invalid_idempotency_key",
             f"Idempotency-Key must be 1-{MAX_IDEMPOTENCY_KEY} characters",
+        )
+    down = clients.unavailable()
+    if down is not None:
+        # Refuse rather than queue runs that would only fail: nothing is accepted.
+        raise ApiError(
+            503,
+            "dependency_unavailable",
+            str(down),
+            {"Retry-After": str(max(1, math.ceil(down.retry_after_s)))},
         )
     created_at = now_ms()
     record = RunRecord(

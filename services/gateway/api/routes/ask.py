@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header
 
-from services.gateway.api.deps import Caller, Settings, Store
+from services.gateway.api.deps import Caller, Clients, Settings, Store
 from services.gateway.api.errors import ApiError
 from services.gateway.api.routes.runs import ERRORS
 from services.gateway.runs.models import (
@@ -38,11 +38,12 @@ async def ask(
     caller: Caller,
     store: Store,
     settings: Settings,
+    clients: Clients,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> AskResponse:
     """Runs the same durable run as `POST /v1/runs` and waits for its end (up to the ask
     timeout). A 504 names the run id, which stays readable at `/v1/runs/{id}`."""
-    created = await submit(store, settings, caller, body, idempotency_key)
+    created = await submit(store, settings, clients, caller, body, idempotency_key)
     cursor = "0-0"
     deadline = time.monotonic() + settings.ask_timeout_s
     finished = False

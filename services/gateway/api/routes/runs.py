@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from services.gateway.api.deps import Caller, Settings, Store
+from services.gateway.api.deps import Caller, Clients, Settings, Store
 from services.gateway.api.errors import ApiError
 from services.gateway.runs.models import (
     EVENT_ID,
@@ -44,6 +44,7 @@ async def create_run(
     caller: Caller,
     store: Store,
     settings: Settings,
+    clients: Clients,
     response: Response,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> RunAccepted:
@@ -52,7 +53,7 @@ async def create_run(
     With an `Idempotency-Key`, a retried request returns the first run (status 200,
     `Idempotent-Replayed: true`); the same key with a different body is a 422.
     """
-    created = await submit(store, settings, caller, body, idempotency_key)
+    created = await submit(store, settings, clients, caller, body, idempotency_key)
     record = await owned_run(store, caller, created.run_id)
     if not created.created:
         response.status_code = 200

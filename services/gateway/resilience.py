@@ -1,0 +1,105 @@
+"""Bounded retries and circuit breakers for the gateway's calls to its dependencies.
+
+    closed ──(N consecutive failures)──▶ open ──(cooldown)──▶ half-open
+      ▲                                    │                      │
+      └──────────── success ◀──────────────┴──── one trial call ──┘ (failure: open again)
+
+While a breaker is open, calls fail at once and the API answers 503 with
+Retry-After instead of piling runs onto a dependency that is down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import grpc
+
+T = TypeVar("T")
+
+RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE})
+
+
+class CircuitOpenError(Exception):
+    def __init__(self, name: str, retry_after_s: float) -> None:
+        super().__init__(f"the {name} is unavailable; retry in {retry_after_s:.0f} s")
+        self.name = name
+        self.retry_after_s = retry_after_s
+
+
+class CircuitBreaker:
+    def __init__(
+        self,
+        name: str,
+        *,
+        failure_threshold: int,
+        cooldown_s: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if failure_threshold < 1:
+            raise ValueError(f"failure_threshold must be >= 1, got {failure_threshold}")
+        self.name = name
+        self._threshold = failure_threshold
+        self._cooldown = cooldown_s
+        self._clock = clock
+        self._failures = 0
+        self._opened_at: float | None = None
+        self._trial_in_flight = False
+
+    @property
+    def state(self) -> str:
+        if self._opened_at is None:
+            return "closed"
+        return "open" if self.retry_after_s() > 0 else "half-open"
+
+    def retry_after_s(self) -> float:
+        if self._opened_at is None:
+            return 0.0
+        return max(0.0, self._opened_at + self._cooldown - self._clock())
+
+    def before_call(self) -> None:
+        """Raise CircuitOpenError unless a call may go out now."""
+        state = self.state
+        if state == "open" or (state == "half-open" and self._trial_in_flight):
+            raise CircuitOpenError(self.name, max(self.retry_after_s(), 1.0))
+        if state == "half-open":
+            self._trial_in_flight = True
+
+    def record_success(self) -> None:
+        self._failures = 0
+        self._opened_at = None
+        self._trial_in_flight = False
+
+    def record_failure(self) -> None:
+        self._trial_in_flight = False
+        self._failures += 1
+        if self._opened_at is not None or self._failures >= self._threshold:
+            self._opened_at = self._clock()
+
+
+async def call_with_retries(
+    breaker: CircuitBreaker,
+    call: Callable[[], Awaitable[T]],
+    *,
+    attempts: int,
+    backoff_s: float,
+) -> T:
+    """Run ``call``; retry UNAVAILABLE up to ``attempts`` times with doubling backoff."""
+    for attempt in range(1, attempts + 1):
+        breaker.before_call()
+        try:
+            result = await call()
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() not in RETRYABLE:
+                breaker.record_success()  # the dependency answered: it is up
+                raise
+            breaker.record_failure()
+            if attempt == attempts:
+                raise
+            await asyncio.sleep(backoff_s * 2 ** (attempt - 1))
+        else:
+            breaker.record_success()
+            return result
+    raise AssertionError("unreachable")

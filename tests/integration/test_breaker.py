@@ -1,0 +1,73 @@
+"""A failing dependency is cut off: runs fail fast, the API answers 503, then it recovers."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ragway.launcher import Stack, StackConfig
+from tests.conftest import FIXTURES
+from tests.integration.conftest import auth
+from tests.integration.runs import QUESTION
+from tests.integration.sse import read_events, start_run
+
+
+@pytest.fixture
+def fragile(stack: Stack, tmp_path: Path) -> Iterator[Stack]:
+    """Own Redis and retriever (so it can be killed), the session's generator, a gateway."""
+    config = StackConfig.on_free_ports(
+        tmp_path,
+        generator_port=stack.config.generator_port,
+        api_keys_file=FIXTURES / "api-keys.yaml",
+        extra_env={
+            "RAGWAY_BREAKER_FAILURES": "2",
+            "RAGWAY_BREAKER_COOLDOWN_S": "1",
+            "RAGWAY_GRPC_ATTEMPTS": "2",
+            "RAGWAY_GRPC_BACKOFF_S": "0.01",
+        },
+    )
+    s = Stack(config)
+    s.logs_dir.mkdir(parents=True)
+    try:
+        s.start_redis()
+        s.start_service("retriever")
+        s.start_gateway()
+        yield s
+    finally:
+        s.stop()
+
+
+def test_a_dead_retriever_trips_the_breaker_and_recovery_closes_it(fragile: Stack) -> None:
+    with httpx.Client(base_url=fragile.config.gateway_url, timeout=30) as api:
+        assert read_events(api, start_run(api, QUESTION, auth("demo")), auth("demo"))[-1].event == (
+            "run.completed"
+        )
+        fragile.kill("retriever", signal.SIGKILL)
+
+        # Two UNAVAILABLE attempts (retried once) fail the run and open the breaker.
+        failed = read_events(api, start_run(api, QUESTION, auth("demo")), auth("demo"))
+        assert failed[-1].event == "run.failed"
+        assert failed[-1].json["error"]["code"] == "retriever_unavailable"
+
+        # While it is open, nothing is accepted: 503 with Retry-After, no run queued.
+        refused = api.post("/v1/runs", json={"question": QUESTION}, headers=auth("demo"))
+        assert refused.status_code == 503
+        assert refused.json()["error"]["code"] == "dependency_unavailable"
+        assert int(refused.headers["Retry-After"]) >= 1
+        assert api.get("/readyz").json()["checks"]["retriever"] is False
+
+        fragile.start_service("retriever")  # same index folder
+        deadline = time.monotonic() + 15
+        while True:  # the cooldown is 1 s; then one trial call closes the breaker
+            resp = api.post("/v1/runs", json={"question": QUESTION}, headers=auth("demo"))
+            if resp.status_code == 202 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert resp.status_code == 202, resp.text
+        events = read_events(api, resp.json()["run_id"], auth("demo"))
+        assert events[-1].event == "run.completed"
