@@ -25,6 +25,11 @@ class GenerateCall(Protocol):
 _CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", 32 * 1024 * 1024),
     ("grpc.keepalive_time_ms", 30_000),
+    # gRPC's default reconnect backoff grows to 120 s: a restarted retriever
+    # would stay unreachable long after it is back. Retry the connection often.
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1000),
 ]
 
 

@@ -125,3 +125,27 @@ def test_an_idle_stream_carries_heartbeat_comments(own: Stack) -> None:
                 break  # three heartbeats at 0.2 s: the idle stream is alive
     assert lines[:2] == [f"id: {lines[0][4:]}", "event: run.accepted"]
     assert [line for line in lines if line.startswith(":")] == [": heartbeat"] * 3
+
+
+def test_a_stopping_gateway_ends_open_streams_with_a_closing_event(own: Stack) -> None:
+    own.start_gateway()
+    run_id = asyncio.run(accept_without_queueing(own.config.redis_port))
+    gateway = own.part("gateway").process
+    lines: list[str] = []
+    with (
+        httpx.Client(base_url=own.config.gateway_url, timeout=30) as api,
+        api.stream("GET", f"/v1/runs/{run_id}/events", headers=auth("demo")) as resp,
+    ):
+        for line in resp.iter_lines():  # ends when the server closes the stream
+            lines.append(line)
+            if line == "event: run.accepted":
+                gateway.send_signal(signal.SIGTERM)
+    events = [block.split("\n") for block in "\n".join(lines).split("\n\n") if block.strip()]
+    closing = [b for b in events if "event: stream.closing" in b]
+    assert len(closing) == 1, lines
+    # No id: the client's Last-Event-ID stays on the last real event.
+    assert not any(field.startswith("id:") for field in closing[0])
+    assert "retry: 1000" in closing[0]
+    # uvicorn finishes its shutdown, then re-raises SIGTERM so supervisors see why it ended.
+    assert gateway.wait(timeout=20) in (0, -signal.SIGTERM)
+    assert "Application shutdown complete" in (own.logs_dir / "gateway.log").read_text()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Annotated
 
+import anyio
 from fastapi import APIRouter, Header, Query, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
@@ -23,6 +25,7 @@ from services.gateway.runs.store import RunStore
 from services.gateway.runs.submit import owned_run, submit
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
+READ_BLOCK_MS = 1000  # how long one read waits for new events; bounds shutdown latency
 
 ERRORS: dict[int | str, dict[str, object]] = {
     s: {"model": ErrorBody} for s in (400, 401, 403, 404, 413, 415, 422, 503)
@@ -132,17 +135,32 @@ async def stream_events(
             f"{cursor!r} is not an event of run {run_id}; "
             f"omit Last-Event-ID to replay from the start, or {where}",
         )
+    shutdown = anyio.Event()
     return EventSourceResponse(
-        _events(store, run_id, cursor or "0-0"),
+        _events(store, run_id, cursor or "0-0", shutdown),
         ping=settings.heartbeat_s,
         ping_message_factory=lambda: ServerSentEvent(comment="heartbeat"),
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        shutdown_event=shutdown,
+        # Longer than one read below, so the stream can say goodbye before it is cut.
+        shutdown_grace_period=2 * READ_BLOCK_MS / 1000,
     )
 
 
-async def _events(store: RunStore, run_id: str, cursor: str) -> AsyncIterator[ServerSentEvent]:
+async def _events(
+    store: RunStore, run_id: str, cursor: str, shutdown: anyio.Event
+) -> AsyncIterator[ServerSentEvent]:
     while True:
-        events = await store.read_events(run_id, cursor, block_ms=5000)
+        if shutdown.is_set():
+            # This replica is stopping: tell the client to resume elsewhere. No id,
+            # so its Last-Event-ID stays the last real event; retry: sets the delay.
+            yield ServerSentEvent(
+                data=json.dumps({"reason": "server shutting down", "last_event_id": cursor}),
+                event="stream.closing",
+                retry=1000,
+            )
+            return
+        events = await store.read_events(run_id, cursor, block_ms=READ_BLOCK_MS)
         for event in events:
             yield ServerSentEvent(data=event.data, event=event.type, id=event.id)
             cursor = event.id
