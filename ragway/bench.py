@@ -32,6 +32,7 @@ import yaml
 from ragway.kb import Defaults, discover, parse_document
 from ragway.launcher import Stack, StackConfig
 from ragway.loading import load_documents
+from ragway.stats import percentile
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,12 +50,6 @@ class Report:
     cold: list[Sample] = field(default_factory=list)
     warm: list[Sample] = field(default_factory=list)
     embed_ms: dict[str, list[float]] = field(default_factory=dict)
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1))))
-    return ordered[k]
 
 
 def measure_run(api: httpx.Client, question: str, key: str) -> Sample:

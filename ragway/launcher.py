@@ -15,7 +15,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -250,8 +250,7 @@ class Stack:
 
         self._wait(name, serving)
 
-    def _wait(self, name: str, probe: object) -> None:
-        assert callable(probe)
+    def _wait(self, name: str, probe: Callable[[], bool]) -> None:
         deadline = time.monotonic() + self.config.start_timeout_s
         part = self.part(name)
         while time.monotonic() < deadline:

@@ -23,6 +23,7 @@ import grpc
 
 from ragway.evaluation.beir import Dataset
 from ragway.evaluation.metrics import DEFAULT_KS, evaluate
+from ragway.stats import percentile
 from ragway.v1 import retriever_pb2, retriever_pb2_grpc
 
 TENANT = "eval"
@@ -134,11 +135,6 @@ def score_mode(
         members = {q: qrels[q] for q in query_ids if dataset.segments.get(q) == segment}
         segments[segment] = evaluate(members, run, DEFAULT_KS)[0]
     return ModeResult(mode, means, per_query, segments)
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1))))]
 
 
 def write_outputs(

@@ -163,12 +163,6 @@ class RunStore:
                 )
         return events
 
-    async def all_events(self, run_id: str) -> list[Event]:
-        entries: Any = await self._r.xrange(events_key(run_id))
-        return [
-            Event(id=_text(i), type=_text(f[b"type"]), data=_text(f[b"data"])) for i, f in entries
-        ]
-
     # The work queue (consumer group): any gateway replica may execute any run.
     async def next_runs(self, consumer: str, count: int, block_ms: int) -> list[tuple[str, str]]:
         reply: Any = await self._r.xreadgroup(

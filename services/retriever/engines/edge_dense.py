@@ -46,7 +46,6 @@ class EdgeDenseIndex:
                 self._shard.update(
                     qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Integer)
                 )
-        self._dim = dim
         self._lock = threading.Lock()
 
     def upsert(self, chunks: Sequence[ChunkRecord], vectors: Sequence[Sequence[float]]) -> None:
