@@ -29,9 +29,9 @@ _PATTERNS = [
     r"\bdo\s+not\s+(?:cite|mention\s+the\s+(?:passages?|sources?))\b",
     # role or data-block tags, and chat-template control tokens
     r"</?\s*(?:system|assistant|user|passages?|instructions?)\s*>",
-    r"<\|[a-z_]+\|>|\[/?INST\]|^#{1,6}\s*(?:system|instructions?)\b",
+    r"<\|[a-z_]+\|>|\[/?INST\]",
 ]
-_INSTRUCTION = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.I | re.M)
+_INSTRUCTION = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.I)
 # A sentence ends at a terminator followed by a space (not the dot of "evil.example").
 _SENTENCE = re.compile(r"[^\n]*?(?:[.!?]+(?=\s|$)|\n|$)")
 
