@@ -18,10 +18,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ragway.text import content_terms
 from services.generator.backends.base import Passage
 
 CITATION = re.compile(r"\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]")
 _SPACE_BEFORE_CITATION = re.compile(r"[ \t]+(?=[.!?,;:]|$)")
+# A list item's marker ("1.", "-") is layout, not a number the answer states.
+_ENUMERATOR = re.compile(r"(?:\d{1,3}|[a-zA-Z])[.)]")
+_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*")
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 # A sentence ends at a terminator (with closing quotes and any citations that
@@ -78,8 +82,31 @@ def check_sentence(sentence: str, passages: Mapping[int, Passage]) -> SentenceCh
     for n in known:
         p = passages[n]
         evidence |= numbers(f"{p.title}\n{p.section}\n{p.text}")
-    unsupported = sorted(numbers(text) - evidence)
+    unsupported = sorted(numbers(_LIST_MARK.sub("", text)) - evidence)
     return SentenceCheck(text=text, cited=known, unknown=unknown, unsupported=unsupported)
+
+
+def attribute(
+    sentence: str, passages: Mapping[int, Passage], min_coverage: float, min_terms: int = 3
+) -> tuple[int, float] | None:
+    """The passage that contains most of an uncited sentence's content terms, if enough.
+
+    Small models often copy a passage's sentence without citing it. A sentence
+    with at least ``min_terms`` content terms (stemmed, function words left out)
+    of which a share of ``min_coverage`` or more appear in one passage (title,
+    section or text) is attributed to that passage; the number check then
+    applies as if the model had cited it.
+    """
+    terms = content_terms(CITATION.sub(" ", sentence))
+    if len(terms) < min_terms:
+        return None
+    best: tuple[int, float] | None = None
+    for n in sorted(passages):
+        p = passages[n]
+        coverage = len(terms & content_terms(f"{p.title} {p.section} {p.text}")) / len(terms)
+        if coverage >= min_coverage and (best is None or coverage > best[1]):
+            best = (n, coverage)
+    return best
 
 
 def _drop_citations(sentence: str, unknown: set[int]) -> str:
@@ -123,12 +150,17 @@ class SentenceSplitter:
     def feed(self, text: str) -> list[str]:
         self._buffer += text
         sentences: list[str] = []
+        start = 0
         while True:
-            m = _END.search(self._buffer)
+            m = _END.search(self._buffer, start)
             if m is None:
                 return sentences
             sentence = self._buffer[: m.end()].strip()
+            if _ENUMERATOR.fullmatch(sentence):  # "1." opens a list item: read on
+                start = m.end()
+                continue
             self._buffer = self._buffer[m.end() :].lstrip()
+            start = 0
             if sentence:
                 sentences.append(sentence)
 

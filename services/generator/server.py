@@ -53,6 +53,7 @@ def build_backend(settings: GeneratorSettings) -> GeneratorBackend:
         max_sentences=settings.llm_max_sentences,
         number_policy=settings.llm_number_policy,
         evidence_gate=settings.llm_evidence_gate,
+        attribute_coverage=settings.llm_attribute_coverage,
     )
     return LLMGenerator(model, PromptTemplate.load(settings.llm_prompt_file), extractive, policy)
 

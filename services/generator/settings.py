@@ -54,6 +54,9 @@ class GeneratorSettings(ServiceSettings):
     llm_extra_body: dict[str, Any] = Field(default_factory=dict)
     llm_number_policy: NumberPolicy = NumberPolicy.FALLBACK
     llm_evidence_gate: bool = True
+    # An uncited sentence is attributed to the passage holding this share of
+    # its content terms; above 1 turns attribution off.
+    llm_attribute_coverage: float = Field(default=0.8, ge=0.5, le=1.01)
     llm_prompt_file: Path = DEFAULT_PROMPT
     # llama: the GGUF file; unset = the packaged SmolLM2-135M-Instruct.
     llm_model_path: Path | None = None

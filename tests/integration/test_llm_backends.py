@@ -114,6 +114,10 @@ def assert_held_to_the_evidence(
     assert set(final.cited_passages) <= set(by_number)
     if final.model == llm_model:
         assert final.prompt_version == PROMPT.version
+        if final.verdict is Verdict.REFUSED:  # the model wrote the refusal marker
+            assert final.refusal_reason is RefusalReason.MODEL_ABSTAINED
+            assert final.answer == ""
+            return
         assert final.verdict is Verdict.GROUNDED
         checks = check_answer(final.answer, by_number)
         assert checks
@@ -150,6 +154,24 @@ async def test_an_answer_from_the_llama_server_is_held_to_the_evidence(
     await model.aclose()
     text, final = answer_of(events)
     assert_held_to_the_evidence(text, final, PASSAGES, "smollm2-135m")
+
+
+async def test_a_sentence_the_model_copies_without_citing_is_attributed_and_streams(
+    llama_server: LlamaServer, extractive: ExtractiveGenerator
+) -> None:
+    # Greedy decoding (temperature 0) of the pinned model: SmolLM2 answers this one
+    # with the passage's sentence and no citation.
+    model = openai_model(llama_server.base_url)
+    gen = generator(model, extractive, first_token_timeout_s=60, total_timeout_s=120)
+    question = "How often does the gateway send heartbeats?"
+    events = await collect(gen, GenerationRequest(question, PASSAGES, max_output_tokens=96))
+    await model.aclose()
+    text, final = answer_of(events)
+    assert_held_to_the_evidence(text, final, PASSAGES, "smollm2-135m")
+    assert final.model == "smollm2-135m"
+    assert final.cited_passages == [2]
+    assert "15 seconds" in final.answer
+    assert codes(final) == ["citation_added"]
 
 
 async def test_instructions_inside_a_passage_never_reach_the_model_or_the_answer(
@@ -443,8 +465,12 @@ async def test_unknown_citations_are_dropped_and_uncited_sentences_withheld(
     _, final = answer_of(events)
     assert final.answer == "Reconnect with the Last-Event-ID header [1]."
     assert final.cited_passages == [1]
-    assert codes(final) == ["unknown_citation", "uncited_sentence", "unknown_citation",
-                            "uncited_sentence"]  # fmt: skip
+    # One entry per distinct degradation, with its count.
+    assert [(d.code, d.detail) for d in final.degraded] == [
+        ("unknown_citation", "citation(s) [7] are not passages of the context: removed"),
+        ("uncited_sentence", "a sentence cited no passage: withheld (2 times)"),
+        ("unknown_citation", "citation(s) [9] are not passages of the context: removed"),
+    ]
 
 
 async def test_the_refusal_marker_is_a_structured_refusal(

@@ -7,6 +7,7 @@ import pytest
 from services.generator.backends.base import Passage
 from services.generator.grounding import (
     SentenceSplitter,
+    attribute,
     check_answer,
     check_sentence,
     citations,
@@ -101,3 +102,20 @@ def test_check_answer_reads_an_uncited_sentence_with_the_next_one() -> None:
     assert [(c.cited, c.grounded) for c in checks] == [([1], True), ([2], True)]
     (bad,) = check_answer("It costs 999 euros.", PASSAGES)
     assert bad.unsupported == ["999"]
+
+
+def test_a_list_number_neither_ends_a_sentence_nor_counts_as_a_number() -> None:
+    splitter = SentenceSplitter()
+    assert splitter.feed("Steps:\n1. Reconnect with the header [1].\n2. Wait") == [
+        "Steps:",
+        "1. Reconnect with the header [1].",
+    ]
+    assert check_sentence("1. Hotels cost at most 180 euros [1].", PASSAGES).grounded
+
+
+def test_an_uncited_sentence_is_attributed_to_the_passage_holding_its_terms() -> None:
+    assert attribute("Hotels cost at most 180 euros per night.", PASSAGES, 0.8) == (1, 1.0)
+    assert attribute("The meal allowance is daily.", PASSAGES, 0.8) == (2, 1.0)
+    # Too little of it is in any passage, or too short to tell.
+    assert attribute("Hotels in Paris have pools and spas.", PASSAGES, 0.8) is None
+    assert attribute("Hotels cost.", PASSAGES, 0.8) is None

@@ -9,7 +9,8 @@
                               check: cites a known passage, numbers in it
                                ├─ ok ─────────▶ Delta (streamed)
                                ├─ unknown [n] ─▶ citation removed, recorded
-                               ├─ uncited ────▶ sentence dropped, recorded
+                               ├─ uncited ────▶ attributed to the passage that holds
+                               │                its terms, or dropped; recorded
                                └─ bad number ─▶ policy: drop the sentence,
                                                 or Reset + extractive answer
 
@@ -49,7 +50,7 @@ from services.generator.backends.base import (
 )
 from services.generator.backends.chat import ChatChunk, ChatModel, LLMError
 from services.generator.backends.extractive import ExtractiveGenerator, ScoredSentence
-from services.generator.grounding import SentenceSplitter, check_sentence
+from services.generator.grounding import SentenceSplitter, attribute, check_sentence
 from services.generator.prompts import PromptTemplate
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,9 @@ class LLMPolicy:
     # Refuse without calling the model when the extractive support is under
     # its threshold: small models do not abstain on their own.
     evidence_gate: bool = True
+    # An uncited sentence whose content terms are at least this share of one
+    # passage's is attributed to it (and checked); above 1.0: never.
+    attribute_coverage: float = 0.8
 
     def __post_init__(self) -> None:
         for name in ("first_token_timeout_s", "total_timeout_s"):
@@ -232,7 +236,7 @@ class _Run:
             prompt_version=self.o.prompt.version,
             cited_passages=self.cited,
             evidence_score=self.best,
-            degraded=self.notes,
+            degraded=_merged(self.notes),
         )
 
     async def _next(
@@ -286,19 +290,35 @@ class _Run:
                     "removed",
                 )
             )
+        if not check.cited and self.o.policy.attribute_coverage <= 1.0:
+            found = attribute(check.text, self.passages, self.o.policy.attribute_coverage)
+            if found is not None:
+                number, coverage = found
+                check = check_sentence(f"{check.text} [{number}]", self.passages)
+                self.notes.append(
+                    Degradation(
+                        "citation_added",
+                        f"an uncited sentence was attributed to passage [{number}], which "
+                        f"holds {coverage:.0%} of its content terms",
+                    )
+                )
+        if not check.cited:
+            # Withheld whole, numbers and all: nothing of it reaches the answer.
+            numbers = (
+                f" (with number(s) {', '.join(check.unsupported)})" if check.unsupported else ""
+            )
+            self.notes.append(
+                Degradation("uncited_sentence", f"a sentence{numbers} cited no passage: withheld")
+            )
+            return None
         if check.unsupported:
             detail = (
                 f"number(s) {', '.join(check.unsupported)} appear in no passage the sentence "
-                f"cites ({_numbers(check.cited) or 'none'})"
+                f"cites ({_numbers(check.cited)})"
             )
             if self.o.policy.number_policy is NumberPolicy.FALLBACK:
                 raise _Fallback("unsupported_number", detail + "; extractive answer instead")
             self.notes.append(Degradation("unsupported_number", detail + "; sentence withheld"))
-            return None
-        if not check.cited:
-            self.notes.append(
-                Degradation("uncited_sentence", "a sentence cited no passage: withheld")
-            )
             return None
         text = (" " if self.sentences else "") + check.text
         self.sentences.append(check.text)
@@ -313,7 +333,7 @@ class _Run:
             "LLM answer replaced by the extractive answer",
             extra={"run_id": self.request.run_id, "code": why.code, "detail": why.detail},
         )
-        notes = [*self.notes, why]
+        notes = _merged([*self.notes, why])
         if self.sentences:
             yield Reset(reason=f"{why.code}: {why.detail}")
         async for event in self.o.extractive.answer(self.request, self.scored):
@@ -340,7 +360,7 @@ class _Run:
             refusal_reason=RefusalReason.MODEL_ABSTAINED,
             refusal_detail="The model found no answer to the question in the passages.",
             evidence_score=self.best,
-            degraded=self.notes,
+            degraded=_merged(self.notes),
         )
 
 
@@ -351,6 +371,17 @@ class _TotalTimeout(Exception):
 async def _close(stream: AsyncGenerator[ChatChunk, None]) -> None:
     with contextlib.suppress(Exception):  # closing must not mask why we close
         await stream.aclose()
+
+
+def _merged(notes: list[Degradation]) -> list[Degradation]:
+    """One entry per distinct degradation, in order of first occurrence, with its count."""
+    counts: dict[Degradation, int] = {}
+    for note in notes:
+        counts[note] = counts.get(note, 0) + 1
+    return [
+        n if count == 1 else Degradation(n.code, f"{n.detail} ({count} times)")
+        for n, count in counts.items()
+    ]
 
 
 def _numbers(ns: list[int]) -> str:
