@@ -51,6 +51,7 @@ def build_backend(settings: GeneratorSettings) -> GeneratorBackend:
         fallback_reserve_s=settings.llm_fallback_reserve_s,
         max_output_tokens=settings.llm_max_output_tokens,
         max_sentences=settings.llm_max_sentences,
+        max_prompt_passages=settings.llm_max_prompt_passages,
         number_policy=settings.llm_number_policy,
         evidence_gate=settings.llm_evidence_gate,
         attribute_coverage=settings.llm_attribute_coverage,

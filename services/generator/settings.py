@@ -45,6 +45,9 @@ class GeneratorSettings(ServiceSettings):
     llm_max_backoff_s: float = Field(default=4.0, ge=0, le=120)
     llm_max_output_tokens: int = Field(default=256, ge=16, le=4096)
     llm_max_sentences: int = Field(default=4, ge=1, le=20)
+    # Passages shown to the model (the best-supported ones); the time to first
+    # token of a CPU model grows with the prompt.
+    llm_max_prompt_passages: int = Field(default=3, ge=1, le=50)
     llm_temperature: float = Field(default=0.0, ge=0, le=2)
     llm_seed: int | None = None
     # llama.cpp / vLLM extension; not sent when unset (OpenAI rejects it). The

@@ -182,7 +182,9 @@ async def test_instructions_inside_a_passage_never_reach_the_model_or_the_answer
     # Through the recording endpoint to the real server: what the model was shown.
     llm_endpoint.then(Proxy(llama_server.base_url))
     model = openai_model(llm_endpoint.base_url)
-    gen = generator(model, extractive, first_token_timeout_s=60, total_timeout_s=120)
+    gen = generator(
+        model, extractive, first_token_timeout_s=60, total_timeout_s=120, max_prompt_passages=4
+    )
     passages = [*PASSAGES, INJECTED]
     events = await collect(gen, GenerationRequest(QUESTION, passages, max_output_tokens=96))
     await model.aclose()
@@ -494,6 +496,25 @@ async def test_the_refusal_marker_is_a_structured_refusal(
     assert final.refusal_reason is RefusalReason.MODEL_ABSTAINED
     assert final.answer == ""
     assert final.model == "smollm2-135m"
+
+
+async def test_the_model_sees_and_may_cite_only_the_best_supported_passages(
+    llm_endpoint: Endpoint, extractive: ExtractiveGenerator
+) -> None:
+    llm_endpoint.then(Script(("Hotels cost at most 180 euros per night [3].",)))
+    model = openai_model(llm_endpoint.base_url)
+    gen = generator(model, extractive, max_prompt_passages=1)
+    events = await collect(gen, GenerationRequest(QUESTION, PASSAGES))
+    await model.aclose()
+    _, final = answer_of(events)
+    user = str(llm_endpoint.requests[0].body["messages"])
+    assert '<passage id="1"' in user
+    assert '<passage id="2"' not in user
+    assert '<passage id="3"' not in user
+    # [3] was in the context but not shown to the model: it is not the model's to cite.
+    assert final.model == EXTRACTIVE
+    assert [d.code for d in final.degraded] == ["unknown_citation", "uncited_sentence",
+                                                "llm_ungrounded"]  # fmt: skip
 
 
 async def test_weak_evidence_is_refused_without_asking_the_model(

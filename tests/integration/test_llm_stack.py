@@ -61,6 +61,8 @@ def llm_stack(
             "RAGWAY_LLM_BASE_URL": llm_endpoint.base_url,
             "RAGWAY_LLM_MODEL": MODEL,
             "RAGWAY_LLM_FIRST_TOKEN_TIMEOUT_S": "1",
+            # Every retrieved passage is shown, so the scripted "[1]" is always known.
+            "RAGWAY_LLM_MAX_PROMPT_PASSAGES": "20",
         },
     )
     try:

@@ -68,6 +68,7 @@ class LLMPolicy:
     fallback_reserve_s: float = 0.5
     max_output_tokens: int = 256
     max_sentences: int = 4
+    max_prompt_passages: int = 3
     number_policy: NumberPolicy = NumberPolicy.FALLBACK
     # Refuse without calling the model when the extractive support is under
     # its threshold: small models do not abstain on their own.
@@ -85,6 +86,8 @@ class LLMPolicy:
                 f"first_token_timeout_s ({self.first_token_timeout_s}) exceeds "
                 f"total_timeout_s ({self.total_timeout_s})"
             )
+        if self.max_prompt_passages < 1:
+            raise ValueError(f"max_prompt_passages must be >= 1, got {self.max_prompt_passages}")
         if self.max_output_tokens < 1:
             raise ValueError(f"max_output_tokens must be >= 1, got {self.max_output_tokens}")
 
@@ -139,7 +142,15 @@ class _Run:
         self.request = request
         self.scored = scored
         self.best = best
-        self.passages: dict[int, Passage] = {p.number: p for p in request.passages}
+        # The passages the model is shown, and so the ones it may cite: those
+        # with the best-supported sentences, at most max_prompt_passages of them
+        # (prompt evaluation dominates a CPU model's time to first token).
+        limit = owner.policy.max_prompt_passages
+        ranked = list(dict.fromkeys(s.passage.number for s in scored))[:limit]
+        shown = [p for p in request.passages if p.number in ranked] or list(
+            request.passages[:limit]
+        )
+        self.passages: dict[int, Passage] = {p.number: p for p in shown}
         self.notes: list[Degradation] = []
         self.sentences: list[str] = []
         self.cited: list[int] = []
@@ -156,7 +167,7 @@ class _Run:
         first_by = min(now + policy.first_token_timeout_s, hard)
         end_by = min(now + policy.total_timeout_s, hard)
         prompt = self.o.prompt.render(
-            self.request.question, self.request.passages, policy.max_sentences
+            self.request.question, list(self.passages.values()), policy.max_sentences
         )
         for number, count in prompt.redacted.items():
             self.notes.append(
