@@ -138,7 +138,7 @@ class _Run:
         scored: list[ScoredSentence],
         best: float,
     ) -> None:
-        self.o = owner
+        self.gen = owner
         self.request = request
         self.scored = scored
         self.best = best
@@ -157,7 +157,7 @@ class _Run:
         self.abstained = False
 
     async def events(self) -> AsyncIterator[GenerationEvent]:
-        policy = self.o.policy
+        policy = self.gen.policy
         now = time.monotonic()
         hard = (
             self.request.deadline - policy.fallback_reserve_s
@@ -166,7 +166,7 @@ class _Run:
         )
         first_by = min(now + policy.first_token_timeout_s, hard)
         end_by = min(now + policy.total_timeout_s, hard)
-        prompt = self.o.prompt.render(
+        prompt = self.gen.prompt.render(
             self.request.question, list(self.passages.values()), policy.max_sentences
         )
         for number, count in prompt.redacted.items():
@@ -178,7 +178,7 @@ class _Run:
                 )
             )
         max_tokens = min(self.request.max_output_tokens, policy.max_output_tokens)
-        stream = self.o.model.stream(
+        stream = self.gen.model.stream(
             prompt.messages,
             max_tokens=max_tokens,
             retry_until=first_by,
@@ -208,12 +208,11 @@ class _Run:
                     if delta is not None:
                         yield delta
         except _Fallback as fb:
-            await _close(stream)
+            await _close(stream)  # now, not after the fallback: it may hold the model
             async for replacement in self._fallback(fb.degradation):
                 yield replacement
             return
         except _TotalTimeout:
-            await _close(stream)
             self.notes.append(
                 Degradation(
                     "llm_total_timeout",
@@ -243,8 +242,8 @@ class _Run:
         yield Final(
             answer="".join(self._pieces()),
             verdict=Verdict.GROUNDED,
-            model=self.o.model.model,
-            prompt_version=self.o.prompt.version,
+            model=self.gen.model.model,
+            prompt_version=self.gen.prompt.version,
             cited_passages=self.cited,
             evidence_score=self.best,
             degraded=_merged(self.notes),
@@ -266,7 +265,7 @@ class _Run:
             return None
         except TimeoutError:
             if first:
-                budget = self.o.policy.first_token_timeout_s
+                budget = self.gen.policy.first_token_timeout_s
                 raise _Fallback(
                     "llm_no_first_token",
                     f"no text from the model within its first-token budget "
@@ -284,7 +283,7 @@ class _Run:
             return None
 
     def _take(self, sentence: str) -> Delta | None:
-        marker = self.o.prompt.refusal_marker
+        marker = self.gen.prompt.refusal_marker
         if marker in sentence:
             self.abstained = True
             if self.sentences:
@@ -301,8 +300,8 @@ class _Run:
                     "removed",
                 )
             )
-        if not check.cited and self.o.policy.attribute_coverage <= 1.0:
-            found = attribute(check.text, self.passages, self.o.policy.attribute_coverage)
+        if not check.cited and self.gen.policy.attribute_coverage <= 1.0:
+            found = attribute(check.text, self.passages, self.gen.policy.attribute_coverage)
             if found is not None:
                 number, coverage = found
                 check = check_sentence(f"{check.text} [{number}]", self.passages)
@@ -327,7 +326,7 @@ class _Run:
                 f"number(s) {', '.join(check.unsupported)} appear in no passage the sentence "
                 f"cites ({_numbers(check.cited)})"
             )
-            if self.o.policy.number_policy is NumberPolicy.FALLBACK:
+            if self.gen.policy.number_policy is NumberPolicy.FALLBACK:
                 raise _Fallback("unsupported_number", detail + "; extractive answer instead")
             self.notes.append(Degradation("unsupported_number", detail + "; sentence withheld"))
             return None
@@ -347,7 +346,7 @@ class _Run:
         notes = _merged([*self.notes, why])
         if self.sentences:
             yield Reset(reason=f"{why.code}: {why.detail}")
-        async for event in self.o.extractive.answer(self.request, self.scored):
+        async for event in self.gen.extractive.answer(self.request, self.scored):
             if isinstance(event, Final):
                 event = Final(
                     answer=event.answer,
@@ -366,8 +365,8 @@ class _Run:
         return Final(
             answer="",
             verdict=Verdict.REFUSED,
-            model=self.o.model.model,
-            prompt_version=self.o.prompt.version,
+            model=self.gen.model.model,
+            prompt_version=self.gen.prompt.version,
             refusal_reason=RefusalReason.MODEL_ABSTAINED,
             refusal_detail="The model found no answer to the question in the passages.",
             evidence_score=self.best,
