@@ -61,11 +61,30 @@ test-unit: $(STAMP) ## Run the fast unit tests only
 bench: $(STAMP) ## End-to-end latency report on a private stack (var/bench/report.md)
 	$(BIN)/ragway bench
 
-SCIFACT ?= ../shared/datasets/scifact
+SCIFACT  ?= ../shared/datasets/scifact
+# The newest trained reranker artifact, if any (make train-reranker writes one).
+RERANKER ?= $(lastword $(sort $(wildcard var/models/reranker-*)))
+
+.PHONY: train-reranker
+train-reranker: $(STAMP) ## Fine-tune the cross-encoder on SciFact's train split (var/models/)
+	OMP_NUM_THREADS=$$(nproc) $(BIN)/ragway train reranker --dataset $(SCIFACT)
 
 .PHONY: bench-retrieval
-bench-retrieval: $(STAMP) ## Retrieval quality and latency of every mode on SciFact (validation split)
-	$(BIN)/ragway eval retrieval --dataset $(SCIFACT) --split validation
+bench-retrieval: $(STAMP) ## SciFact validation: every mode, + the trained reranker (trains one if none)
+	@if [ -z "$(RERANKER)" ]; then $(MAKE) --no-print-directory train-reranker; fi
+	r="$(RERANKER)"; [ -n "$$r" ] || r=$$(ls -d var/models/reranker-* | sort | tail -n 1); \
+	$(BIN)/ragway eval retrieval --dataset $(SCIFACT) --split validation --reranker "$$r"
+
+.PHONY: eval-answers
+eval-answers: $(STAMP) ## The demo QA set through the API: correctness, faithfulness, citations
+	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml
+
+.PHONY: eval-gate
+eval-gate: $(STAMP) ## What CI blocks on: demo QA answers + retrieval on the fixture set, gated
+	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml --output var/eval/gate/answers
+	$(BIN)/ragway eval retrieval --dataset tests/fixtures/beir-tiny --split all \
+	  --output var/eval/gate/retrieval
+	$(BIN)/ragway eval gate --config eval/gates.yaml
 
 .PHONY: lint
 lint: $(STAMP) ## ruff (lint + format check) and mypy --strict

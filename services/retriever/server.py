@@ -14,7 +14,7 @@ from ragway.embedding import OnnxMiniLMEmbedder
 from ragway.grpc_server import SERVER_OPTIONS, add_health_and_reflection, bind, serve
 from ragway.v1 import retriever_pb2, retriever_pb2_grpc
 from services.retriever.builds import BuildCatalog
-from services.retriever.rerank import CrossEncoderReranker, Reranker
+from services.retriever.rerank import Reranker, load_reranker
 from services.retriever.search import HybridSearcher
 from services.retriever.servicer import RetrieverServicer
 from services.retriever.settings import RetrieverSettings
@@ -41,7 +41,12 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
     embedder.embed(["warm-up"])  # the first inference allocates; keep it off a user's query
     reranker: Reranker | None = None
     if settings.reranker_path is not None:
-        reranker = CrossEncoderReranker(settings.reranker_path, threads=settings.inference_threads)
+        reranker = load_reranker(
+            settings.reranker_path,
+            max_length=settings.rerank_max_length,
+            threads=settings.inference_threads,
+        )
+        reranker.score("warm-up", ["warm-up"])
     executor = ThreadPoolExecutor(max_workers=settings.search_threads, thread_name_prefix="search")
     catalog = BuildCatalog(settings.index_dir, embedding_model=embedder.model_id, dim=embedder.dim)
     live = catalog.ensure_live()
