@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ragway.opensearch_cli import opensearch_node
+
 app = typer.Typer(
     help="ragway: grounded, cited answers from your knowledge base.", no_args_is_help=True
 )
@@ -288,6 +290,9 @@ def openapi(
     else:
         output.write_text(text)
         console.print(f"wrote {output}")
+
+
+app.command("opensearch-node")(opensearch_node)
 
 
 def main() -> None:
