@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ragway.congruence_cli import eval_congruence
 from ragway.opensearch_cli import opensearch_node
 
 app = typer.Typer(
@@ -293,6 +294,7 @@ def openapi(
 
 
 app.command("opensearch-node")(opensearch_node)
+eval_app.command("congruence")(eval_congruence)
 
 
 def main() -> None:
