@@ -67,6 +67,32 @@ SCIFACT ?= ../shared/datasets/scifact
 bench-retrieval: $(STAMP) ## Retrieval quality and latency of every mode on SciFact (validation split)
 	$(BIN)/ragway eval retrieval --dataset $(SCIFACT) --split validation
 
+OPENSEARCH_NODE := deploy/opensearch-test-node
+OPENSEARCH_MAIN := $(OPENSEARCH_NODE)/target/classes/org/ragway/opensearch/TestNode.class
+
+$(OPENSEARCH_MAIN): $(OPENSEARCH_NODE)/pom.xml $(wildcard $(OPENSEARCH_NODE)/src/main/java/org/ragway/opensearch/*.java)
+	cd $(OPENSEARCH_NODE) && mvn -B -q compile dependency:copy-dependencies
+	touch $@
+
+.PHONY: opensearch-node
+opensearch-node: $(OPENSEARCH_MAIN) ## Build the OpenSearch 2.19 test node (Java 17 + Maven; jars cached in ~/.m2)
+
+.PHONY: opensearch-up
+opensearch-up: $(STAMP) $(OPENSEARCH_MAIN) ## Run the OpenSearch test node on 127.0.0.1:9200 until Ctrl-C (ARGS="--port 9201")
+	$(BIN)/ragway opensearch-node $(ARGS)
+
+.PHONY: test-backends
+test-backends: $(STAMP) $(OPENSEARCH_MAIN) ## The backend suite (OpenSearch node, qdrant-client, congruence)
+	RAGWAY_TEST_REQUIRE_OPENSEARCH=1 $(BIN)/python -m pytest tests/integration/backends
+
+KUSTOMIZE ?= $(shell command -v kustomize || echo $(HOME)/go/bin/kustomize)
+
+.PHONY: deploy-check
+deploy-check: $(STAMP) ## Validate docker-compose.yml (docker compose config) and the k8s overlays (schemas)
+	@test -x $(KUSTOMIZE) || { echo "installing kustomize v5.7.1 from the Go module proxy"; \
+	  go install sigs.k8s.io/kustomize/kustomize/v5@v5.7.1; }
+	$(BIN)/python scripts/validate_deploy.py --kustomize $(KUSTOMIZE)
+
 .PHONY: lint
 lint: $(STAMP) ## ruff (lint + format check) and mypy --strict
 	$(BIN)/ruff check .

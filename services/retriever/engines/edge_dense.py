@@ -11,6 +11,7 @@ import threading
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+
 import qdrant_edge as qe
 
 from services.retriever.engines.payload import chunk_from_payload, chunk_payload
@@ -107,4 +108,3 @@ def scope_filter(scope: AccessScope) -> qe.Filter:
             qe.FieldCondition("effective_to", range=qe.RangeFloat(gt=scope.as_of)),
         ]
     )
-

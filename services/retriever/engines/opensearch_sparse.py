@@ -28,8 +28,8 @@ from typing import Any
 
 from opensearchpy import OpenSearch, helpers
 
-from services.retriever.engines.tantivy_sparse import sanitize_query
 from services.retriever.engines.payload import chunk_from_payload, chunk_payload
+from services.retriever.engines.tantivy_sparse import sanitize_query
 from services.retriever.model import AccessScope, Candidate, ChunkRecord, Status
 
 ANALYZER = "ragway_english"
@@ -137,7 +137,9 @@ class OpenSearchSparseIndex:
         }
         reply = self._client.search(index=self._index, body=body, search_type=self._search_type)
         return [
-            Candidate(chunk=chunk_from_payload(hit["_source"]), score=float(hit["_score"]), rank=rank)
+            Candidate(
+                chunk=chunk_from_payload(hit["_source"]), score=float(hit["_score"]), rank=rank
+            )
             for rank, hit in enumerate(reply["hits"]["hits"], start=1)
         ]
 
@@ -174,4 +176,3 @@ def swap_alias(client: OpenSearch, alias: str, index: str) -> None:
                 actions.append({"remove": {"index": current, "alias": alias}})
     actions.append({"add": {"index": index, "alias": alias}})
     client.indices.update_aliases(body={"actions": actions})
-

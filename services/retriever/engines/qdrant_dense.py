@@ -88,9 +88,7 @@ class QdrantDenseIndex:
         )
         with self._lock:
             deleted = self._client.count(self._collection, count_filter=selector, exact=True).count
-            self._client.delete(
-                self._collection, models.FilterSelector(filter=selector), wait=True
-            )
+            self._client.delete(self._collection, models.FilterSelector(filter=selector), wait=True)
         return int(deleted)
 
     def search(self, vector: Sequence[float], scope: AccessScope, limit: int) -> list[Candidate]:

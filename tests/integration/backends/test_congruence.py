@@ -44,8 +44,7 @@ SCOPES = [
     AccessScope("acme", frozenset({"staff", "hr"}), as_of=NOW),
 ]
 QUESTIONS: list[str] = [
-    item["question"]
-    for item in yaml.safe_load((FIXTURES / "demo-qa.yaml").read_text())["items"]
+    item["question"] for item in yaml.safe_load((FIXTURES / "demo-qa.yaml").read_text())["items"]
 ] + ["hotel limit per night", "expense report deadline", "RAGWAY_SPARSE_BACKEND opensearch"]
 
 
@@ -156,7 +155,11 @@ def retrievers(
 
 @pytest.mark.parametrize(
     "mode",
-    [retriever_pb2.SEARCH_MODE_SPARSE, retriever_pb2.SEARCH_MODE_DENSE, retriever_pb2.SEARCH_MODE_HYBRID],
+    [
+        retriever_pb2.SEARCH_MODE_SPARSE,
+        retriever_pb2.SEARCH_MODE_DENSE,
+        retriever_pb2.SEARCH_MODE_HYBRID,
+    ],
 )
 def test_a_retriever_on_servers_answers_as_the_embedded_one(
     retrievers: dict[str, Any], mode: int
