@@ -91,6 +91,11 @@ KUSTOMIZE ?= $(shell command -v kustomize || echo $(HOME)/go/bin/kustomize)
 deploy-check: $(STAMP) ## Validate docker-compose.yml (docker compose config) and the k8s overlays (schemas)
 	@test -x $(KUSTOMIZE) || { echo "installing kustomize v5.7.1 from the Go module proxy"; \
 	  go install sigs.k8s.io/kustomize/kustomize/v5@v5.7.1; }
+	@docker compose version >/dev/null 2>&1 || { echo "building the docker compose v2.35.1 plugin from the Go module proxy"; \
+	  rm -rf /tmp/ragway-compose && go mod download github.com/docker/compose/v2@v2.35.1 && \
+	  cp -r "$$(go env GOMODCACHE)/github.com/docker/compose/v2@v2.35.1" /tmp/ragway-compose && \
+	  chmod -R u+w /tmp/ragway-compose && mkdir -p $(HOME)/.docker/cli-plugins && \
+	  (cd /tmp/ragway-compose && go build -o $(HOME)/.docker/cli-plugins/docker-compose ./cmd); }
 	$(BIN)/python scripts/validate_deploy.py --kustomize $(KUSTOMIZE)
 
 .PHONY: lint
