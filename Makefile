@@ -86,6 +86,37 @@ eval-gate: $(STAMP) ## What CI blocks on: demo QA answers + retrieval on the fix
 	  --output var/eval/gate/retrieval
 	$(BIN)/ragway eval gate --config eval/gates.yaml
 
+OPENSEARCH_NODE := deploy/opensearch-test-node
+OPENSEARCH_MAIN := $(OPENSEARCH_NODE)/target/classes/org/ragway/opensearch/TestNode.class
+
+$(OPENSEARCH_MAIN): $(OPENSEARCH_NODE)/pom.xml $(wildcard $(OPENSEARCH_NODE)/src/main/java/org/ragway/opensearch/*.java)
+	cd $(OPENSEARCH_NODE) && mvn -B -q compile dependency:copy-dependencies
+	touch $@
+
+.PHONY: opensearch-node
+opensearch-node: $(OPENSEARCH_MAIN) ## Build the OpenSearch 2.19 test node (Java 17 + Maven; jars cached in ~/.m2)
+
+.PHONY: opensearch-up
+opensearch-up: $(STAMP) $(OPENSEARCH_MAIN) ## Run the OpenSearch test node on 127.0.0.1:9200 until Ctrl-C (ARGS="--port 9201")
+	$(BIN)/ragway opensearch-node $(ARGS)
+
+.PHONY: test-backends
+test-backends: $(STAMP) $(OPENSEARCH_MAIN) ## The backend suite (OpenSearch node, qdrant-client, congruence)
+	RAGWAY_TEST_REQUIRE_OPENSEARCH=1 $(BIN)/python -m pytest tests/integration/backends
+
+KUSTOMIZE ?= $(shell command -v kustomize || echo $(HOME)/go/bin/kustomize)
+
+.PHONY: deploy-check
+deploy-check: $(STAMP) ## Validate docker-compose.yml (docker compose config) and the k8s overlays (schemas)
+	@test -x $(KUSTOMIZE) || { echo "installing kustomize v5.7.1 from the Go module proxy"; \
+	  go install sigs.k8s.io/kustomize/kustomize/v5@v5.7.1; }
+	@docker compose version >/dev/null 2>&1 || { echo "building the docker compose v2.35.1 plugin from the Go module proxy"; \
+	  rm -rf /tmp/ragway-compose && go mod download github.com/docker/compose/v2@v2.35.1 && \
+	  cp -r "$$(go env GOMODCACHE)/github.com/docker/compose/v2@v2.35.1" /tmp/ragway-compose && \
+	  chmod -R u+w /tmp/ragway-compose && mkdir -p $(HOME)/.docker/cli-plugins && \
+	  (cd /tmp/ragway-compose && go build -o $(HOME)/.docker/cli-plugins/docker-compose ./cmd); }
+	$(BIN)/python scripts/validate_deploy.py --kustomize $(KUSTOMIZE)
+
 .PHONY: lint
 lint: $(STAMP) ## ruff (lint + format check) and mypy --strict
 	$(BIN)/ruff check .

@@ -17,6 +17,8 @@ from rich.table import Table
 
 from ragway.commands.evaluate import eval_app
 from ragway.commands.train import train_app
+from ragway.congruence_cli import eval_congruence
+from ragway.opensearch_cli import opensearch_node
 
 app = typer.Typer(
     help="ragway: grounded, cited answers from your knowledge base.", no_args_is_help=True
@@ -230,6 +232,10 @@ def openapi(
     else:
         output.write_text(text)
         console.print(f"wrote {output}")
+
+
+app.command("opensearch-node")(opensearch_node)
+eval_app.command("congruence")(eval_congruence)
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ from services.retriever.engines.tantivy_sparse import TantivySparseIndex
 from services.retriever.model import AccessScope
 from services.retriever.rerank import CrossEncoderReranker, RerankerLoadError, load_reranker
 from services.retriever.search import HybridSearcher, SearchOptions, SearchOutcome
-from tests.unit.test_engines import CORPUS, NOW
+from tests.engine_contract import CORPUS, NOW
 
 pytestmark = pytest.mark.models
 EMBEDDER = OnnxMiniLMEmbedder()
