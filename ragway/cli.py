@@ -15,10 +15,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ragway.commands.congruence import eval_congruence
 from ragway.commands.evaluate import eval_app
+from ragway.commands.opensearch import opensearch_node
 from ragway.commands.train import train_app
-from ragway.congruence_cli import eval_congruence
-from ragway.opensearch_cli import opensearch_node
 
 app = typer.Typer(
     help="ragway: grounded, cited answers from your knowledge base.", no_args_is_help=True
