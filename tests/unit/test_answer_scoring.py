@@ -172,3 +172,18 @@ def test_an_answer_to_a_question_that_must_be_refused_is_flagged() -> None:
 def test_units_written_against_numbers() -> None:
     assert numbers("waits 30s, then 250ms, 64KiB and 1.5s") == {30.0, 250.0, 64.0, 1.5}
     assert fact_matches("250 ms", "a 250ms budget")  # "250ms" is one word; the number decides
+
+
+def test_the_refusal_sweep_prices_a_wrong_answer_above_a_needless_refusal() -> None:
+    from ragway.evaluation.answer_run import best_threshold, sweep_point
+
+    good = body("The retriever listens on port 7101. [1]", cites=[1])
+    refused = body("", refused=True)
+    # Low threshold: everything answered (the unanswerable one too); high: all refused.
+    low = sweep_point(0.3, [score_answer(PORT, good, QA), score_answer(NONE, good, QA)])
+    mid = sweep_point(0.5, [score_answer(PORT, good, QA), score_answer(NONE, refused, QA)])
+    high = sweep_point(0.7, [score_answer(PORT, refused, QA), score_answer(NONE, refused, QA)])
+    assert (low.cost, mid.cost, high.cost) == (2.0, 0.0, 1.0)
+    assert low.hallucination_rate == 0.5 and mid.hallucination_rate == 0.0
+    assert best_threshold([low, mid, high]) == mid
+    assert best_threshold([low, high]) == high  # one needless refusal beats one wrong answer

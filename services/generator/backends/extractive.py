@@ -45,7 +45,7 @@ POLICY_VERSION = "extractive-policy-1"
 
 @dataclass(frozen=True, slots=True)
 class ExtractiveConfig:
-    min_support: float = 0.48
+    min_support: float = 0.44
     semantic_weight: float = 0.7
     max_sentences: int = 3
     # A second sentence must be nearly as good as the best to join the answer.
