@@ -34,8 +34,10 @@ def main(
     except ScenarioError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    typer.echo(f"{sc.name}: {sc.streams} streams, {sc.replicas} replicas, {sc.duration_s:g} s, "
-               f"faults: {', '.join(sc.fault_kinds) or 'none'}")
+    typer.echo(
+        f"{sc.name}: {sc.streams} streams, {sc.replicas} replicas, {sc.duration_s:g} s, "
+        f"faults: {', '.join(sc.fault_kinds) or 'none'}"
+    )
     try:
         result = runner.run(sc, output, keep_data)
     except LaunchError as exc:
@@ -43,12 +45,16 @@ def main(
         raise typer.Exit(2) from None
     s = summary(result)
     for c in result.checks:
-        typer.echo(f"  {'ok  ' if c.holds else 'FAIL'} {c.description} "
-                   f"({c.checked} checked, {len(c.violations)} violations)")
+        typer.echo(
+            f"  {'ok  ' if c.holds else 'FAIL'} {c.description} "
+            f"({c.checked} checked, {len(c.violations)} violations)"
+        )
     for key in ("time_to_first_event_ms", "completion_ms"):
         typer.echo(f"  {key}: {s[key]}")
-    typer.echo(f"  throughput: {s['throughput_runs_per_s']} runs/s; errors: "
-               f"{sum(result.errors.counts.values())}")
+    typer.echo(
+        f"  throughput: {s['throughput_runs_per_s']} runs/s; errors: "
+        f"{sum(result.errors.counts.values())}"
+    )
     typer.echo(f"report: {output / sc.name}.md (.json, .png)")
     if not result.passed:
         raise typer.Exit(1)

@@ -47,8 +47,12 @@ class FaultInjector:
         log.info("fault %s at %.1f s", fault.kind, start)
         s = self._stack
         if isinstance(fault, KillGateway):
-            await self._hold(i, lambda: s.kill_gateway(fault.replica), fault.down_s,
-                             lambda: s.start_gateway(fault.replica))
+            await self._hold(
+                i,
+                lambda: s.kill_gateway(fault.replica),
+                fault.down_s,
+                lambda: s.start_gateway(fault.replica),
+            )
             detail = f"replica {fault.replica}, down {fault.down_s:g} s"
         elif isinstance(fault, PauseRetriever):
             await self._hold(i, s.pause_retriever, fault.for_s, s.resume_retriever)
@@ -59,8 +63,12 @@ class FaultInjector:
             await self._hold(i, lambda: s.stop_redis(sig), fault.down_s, s.start_redis)
             detail = f"SIG{fault.signal}, down {fault.down_s:g} s"
         elif isinstance(fault, SlowGenerator):
-            await self._hold(i, lambda: s.slow_generator(fault.delta_delay_ms), fault.for_s,
-                             s.clear_generator_faults)
+            await self._hold(
+                i,
+                lambda: s.slow_generator(fault.delta_delay_ms),
+                fault.for_s,
+                s.clear_generator_faults,
+            )
             detail = f"{fault.delta_delay_ms} ms before each delta, {fault.for_s:g} s"
         self.windows.append(FaultWindow(fault.kind, start, self._clock.now(), detail))
 

@@ -102,7 +102,9 @@ def _compare(trace: RunTrace, run: StoredRun | None) -> str | None:
         missing = [i for i in stored_ids if i not in seen]
         extra = [e.id for e in trace.events if e.id not in set(stored_ids)]
         if missing:
-            return f"gap: {len(missing)} stored event(s) never reached the client, first {missing[0]}"
+            return (
+                f"gap: {len(missing)} stored event(s) never reached the client, first {missing[0]}"
+            )
         return f"client saw {len(extra)} event(s) Redis does not hold, first {extra[0]}"
     for mine, theirs in zip(trace.events, run.events, strict=True):
         if mine != theirs:

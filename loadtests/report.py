@@ -197,18 +197,31 @@ def plot(r: LoadResult, path: Path) -> None:
     bins = [float(b) for b in range(int(end) + 2)]
     ok = [t.finished_s for t in r.traces if t.finished_s is not None and _succeeded(t)]
     other = [t.finished_s for t in r.traces if t.finished_s is not None and not _succeeded(t)]
-    ax_tp.hist([ok, other], bins=bins, stacked=True, label=["succeeded", "failed / cancelled"],
-               color=["tab:green", "tab:red"])
+    ax_tp.hist(
+        [ok, other],
+        bins=bins,
+        stacked=True,
+        label=["succeeded", "failed / cancelled"],
+        color=["tab:green", "tab:red"],
+    )
     ax_tp.set_ylabel("runs finished / s")
     ax_tp.legend(loc="upper right")
     done = [t for t in r.traces if t.finished_s is not None]
-    ax_lat.scatter([t.finished_s for t in done],
-                   [(t.finished_s - t.submitted_s) * 1000 for t in done],  # type: ignore[operator]
-                   s=4, label="completion", color="tab:blue")
+    ax_lat.scatter(
+        [t.finished_s for t in done],
+        [(t.finished_s - t.submitted_s) * 1000 for t in done],  # type: ignore[operator]
+        s=4,
+        label="completion",
+        color="tab:blue",
+    )
     first = [t for t in r.traces if t.first_event_s is not None]
-    ax_lat.scatter([t.first_event_s for t in first],
-                   [(t.first_event_s - t.submitted_s) * 1000 for t in first],  # type: ignore[operator]
-                   s=4, label="first event", color="tab:orange")
+    ax_lat.scatter(
+        [t.first_event_s for t in first],
+        [(t.first_event_s - t.submitted_s) * 1000 for t in first],  # type: ignore[operator]
+        s=4,
+        label="first event",
+        color="tab:orange",
+    )
     ax_lat.set_yscale("log")
     ax_lat.set_ylabel("ms from first POST")
     ax_lat.legend(loc="upper right")
@@ -219,17 +232,33 @@ def plot(r: LoadResult, path: Path) -> None:
         ax_err.legend(loc="upper right")
     ax_err.set_ylabel("client errors / s")
     ax_err.set_xlabel("seconds since the load started")
-    colors = {"kill_gateway": "red", "pause_retriever": "purple", "restart_redis": "black",
-              "slow_generator": "orange"}
+    colors = {
+        "kill_gateway": "red",
+        "pause_retriever": "purple",
+        "restart_redis": "black",
+        "slow_generator": "orange",
+    }
     for w in r.faults:
         for ax in (ax_tp, ax_lat, ax_err):
-            ax.axvspan(w.start_s, max(w.end_s, w.start_s + 0.5), alpha=0.15,
-                       color=colors.get(w.kind, "grey"))
-        ax_tp.annotate(w.kind, (w.start_s, 1.0), xycoords=("data", "axes fraction"),
-                       rotation=90, va="top", fontsize=7)
+            ax.axvspan(
+                w.start_s,
+                max(w.end_s, w.start_s + 0.5),
+                alpha=0.15,
+                color=colors.get(w.kind, "grey"),
+            )
+        ax_tp.annotate(
+            w.kind,
+            (w.start_s, 1.0),
+            xycoords=("data", "axes fraction"),
+            rotation=90,
+            va="top",
+            fontsize=7,
+        )
     verdict = "invariants hold" if r.passed else "INVARIANTS BROKEN"
-    fig.suptitle(f"{r.scenario.name}: {r.scenario.streams} streams, "
-                 f"{r.scenario.replicas} replicas; {verdict}")
+    fig.suptitle(
+        f"{r.scenario.name}: {r.scenario.streams} streams, "
+        f"{r.scenario.replicas} replicas; {verdict}"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

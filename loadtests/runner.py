@@ -56,9 +56,7 @@ def run(scenario: Scenario, out_dir: Path, data_dir: Path | None = None) -> Load
 
 async def _drive(scenario: Scenario, stack: LoadStack, command: str) -> LoadResult:
     loop = asyncio.get_running_loop()
-    clock = Clock(
-        loop, loop.time(), scenario.duration_s, scenario.duration_s + scenario.drain_s
-    )
+    clock = Clock(loop, loop.time(), scenario.duration_s, scenario.duration_s + scenario.drain_s)
     errors = ErrorLog()
     traces: list[RunTrace] = []
     questions = load_questions(str(QUESTIONS))

@@ -22,7 +22,8 @@ class Message:
 
 async def messages(lines: AsyncIterable[str]) -> AsyncIterator[Message]:
     """Messages from a stream of lines (without their line endings)."""
-    last_id, event, data, has_id = "", "", [], False
+    last_id, event, has_id = "", "", False
+    data: list[str] = []
     async for line in lines:
         if line == "":
             # Dispatch; the standard drops a block whose data buffer is empty.
