@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import shlex
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +32,7 @@ STACK_ENV = {"RAGWAY_RUN_LEASE_S": "5", "RAGWAY_HEARTBEAT_S": "2"}
 def run(scenario: Scenario, out_dir: Path, data_dir: Path | None = None) -> LoadResult:
     """Run the scenario on a private stack; write the report under ``out_dir``."""
     command = shlex.join([Path(sys.executable).name, "-m", "loadtests", *sys.argv[1:]])
+    command += f"  (code {_revision()})"
     with tempfile.TemporaryDirectory(prefix="ragway-load-") as tmp:
         where = data_dir or Path(tmp)
         stack = LoadStack(where, scenario.replicas, STACK_ENV | scenario.env)
@@ -96,6 +98,23 @@ async def _drive(scenario: Scenario, stack: LoadStack, command: str) -> LoadResu
         checks=checks,
         tracebacks={},
     )
+
+
+def _revision() -> str:
+    """The commit under test, marked when the work tree differs from it."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "ragway", "services", "loadtests"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+    return f"{head or 'unknown'}{' + local changes' if dirty else ''}"
 
 
 async def _settle(stack: LoadStack, clock: Clock) -> None:
