@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import logging
+import signal
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
 import typer
 
 app = typer.Typer(add_completion=False)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    # SIGTERM would end Python without running ``finally``: the stack's processes
+    # (each in its own session) would outlive us. Unwind like Ctrl-C instead.
+    raise KeyboardInterrupt
 
 
 @app.command()
@@ -27,6 +35,7 @@ def main(
     from loadtests.scenario import ScenarioError, load
     from ragway.launcher import LaunchError
 
+    signal.signal(signal.SIGTERM, _interrupt)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not one line per request
     try:
