@@ -227,6 +227,7 @@ class RunExecutor:
                 url=p.hit.url,
                 version=p.hit.version,
                 score=round(p.hit.score, 6),
+                text=p.hit.text,
             )
             for p in packed
         ]

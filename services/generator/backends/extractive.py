@@ -169,7 +169,7 @@ class ExtractiveGenerator:
             yield _refusal(
                 RefusalReason.WEAK_EVIDENCE,
                 f"The closest passages do not answer the question "
-                f"(support {best:.2f} < {self._config.min_support:.2f}).",
+                f"(support {best:.3f} < {self._config.min_support:.3f}).",
                 best,
             )
             return
