@@ -61,6 +61,10 @@ test-unit: $(STAMP) ## Run the fast unit tests only
 bench: $(STAMP) ## End-to-end latency report on a private stack (var/bench/report.md)
 	$(BIN)/ragway bench
 
+.PHONY: loadtest
+loadtest: $(STAMP) ## Load with injected faults (~2 min) and the invariant checks: var/loadtest/short.md
+	$(BIN)/python -m loadtests loadtests/scenarios/short.yaml --output var/loadtest $(ARGS)
+
 SCIFACT  ?= ../shared/datasets/scifact
 # The newest trained reranker artifact, if any (make train-reranker writes one).
 RERANKER ?= $(lastword $(sort $(wildcard var/models/reranker-*)))
@@ -121,7 +125,7 @@ deploy-check: $(STAMP) ## Validate docker-compose.yml (docker compose config) an
 lint: $(STAMP) ## ruff (lint + format check) and mypy --strict
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy ragway services tests scripts
+	$(BIN)/mypy ragway services tests scripts loadtests
 
 .PHONY: fmt
 fmt: $(STAMP) ## Format and autofix with ruff

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field
 
 from ragway.settings import ServiceSettings
@@ -20,3 +22,6 @@ class GeneratorSettings(ServiceSettings):
     # Fault injection for load and cancellation tests: a pause before every
     # delta, whatever the backend. Always 0 in production.
     fault_delta_delay_ms: int = Field(default=0, ge=0, le=60_000)
+    # Run-time switchable faults for load tests (services/generator/faults.py):
+    # unset, no file is ever read; set, it overrides the delay above while present.
+    fault_file: Path | None = None
