@@ -330,7 +330,7 @@ def gate(
         outcomes = apply(load_config(config, overrides))
     except GateConfigError as exc:
         raise fail(str(exc)) from None
-    console.print(render(outcomes))
+    console.print(render(outcomes), soft_wrap=True)  # a table, not prose: never wrapped
     breaches = [o for o in outcomes if not o.passed]
     if breaches:
         console.print(f"[bold red]gate failed:[/] {len(breaches)} of {len(outcomes)} checks")

@@ -8,6 +8,7 @@ real processes on free ports.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,14 +17,17 @@ import pytest
 
 from tests.conftest import FIXTURES
 
-pytestmark = pytest.mark.models
+# Training and two retriever starts: minutes on a busy 2-core machine.
+pytestmark = [pytest.mark.models, pytest.mark.timeout(900)]
 RAGWAY = str(Path(sys.executable).parent / "ragway")
 TINY = str(FIXTURES / "beir-tiny")
 
 
 def ragway(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # A wide console: rich must not wrap the messages the tests look for.
+    env = os.environ | {"COLUMNS": "200"}
     return subprocess.run(
-        [RAGWAY, *args], cwd=cwd, capture_output=True, text=True, timeout=600, check=False
+        [RAGWAY, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False
     )
 
 
