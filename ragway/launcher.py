@@ -168,13 +168,18 @@ class Stack:
         self._wait("redis", lambda: bool(client.ping()))
         client.close()
 
-    def start_gateway(self) -> None:
-        self._spawn("gateway", [sys.executable, "-m", "services.gateway"])
+    def start_gateway(self, name: str = "gateway", port: int | None = None) -> None:
+        """A gateway replica. Replicas share Redis and the backends; each has its own
+        port (default: the configured one) and log, and executes runs from the same queue."""
+        port = self.config.gateway_port if port is None else port
+        env = {"RAGWAY_GATEWAY_PORT": str(port)}
+        self._spawn(name, [sys.executable, "-m", "services.gateway"], env)
+        url = f"http://{self.config.host}:{port}"
 
         def ready() -> bool:
-            return httpx.get(f"{self.config.gateway_url}/readyz", timeout=2).status_code == 200
+            return httpx.get(f"{url}/readyz", timeout=2).status_code == 200
 
-        self._wait("gateway", ready)
+        self._wait(name, ready)
 
     def stop(self, grace_s: float = 10.0) -> None:
         """SIGTERM in reverse start order; SIGKILL what outlives the grace period."""
@@ -227,7 +232,7 @@ class Stack:
         env.update(c.extra_env)
         return env
 
-    def _spawn(self, name: str, args: Sequence[str]) -> None:
+    def _spawn(self, name: str, args: Sequence[str], env: dict[str, str] | None = None) -> None:
         log_path = self.logs_dir / f"{name}.log"
         with open(log_path, "ab") as log:
             # A new session per part: Ctrl-C in the terminal reaches the
@@ -236,7 +241,7 @@ class Stack:
                 list(args),
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env=self.env(),
+                env=self.env() | (env or {}),
                 start_new_session=True,
             )
         self.parts.append(Part(name, process, log_path))

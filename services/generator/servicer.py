@@ -23,6 +23,7 @@ from services.generator.backends.base import (
     Verdict,
 )
 from services.generator.grounding import check_answer
+from services.generator.faults import FaultSwitch
 from services.generator.settings import GeneratorSettings
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,7 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
     def __init__(self, settings: GeneratorSettings, backend: GeneratorBackend) -> None:
         self._settings = settings
         self._backend = backend
+        self._faults = FaultSwitch(settings.fault_file, settings.fault_delta_delay_ms)
 
     async def Generate(
         self, request: pb.GenerateRequest, context: grpc.aio.ServicerContext
@@ -73,7 +75,7 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
             deadline=time.monotonic() + remaining if remaining is not None else None,
             run_id=request.run_id,
         )
-        delay_s = self._settings.fault_delta_delay_ms / 1000
+        delay_s = self._faults.delta_delay_s()
         try:
             async for event in self._backend.generate(gen_request):
                 if isinstance(event, Delta):
