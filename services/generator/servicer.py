@@ -22,8 +22,8 @@ from services.generator.backends.base import (
     Reset,
     Verdict,
 )
-from services.generator.grounding import check_answer
 from services.generator.faults import FaultSwitch
+from services.generator.grounding import check_answer
 from services.generator.settings import GeneratorSettings
 
 log = logging.getLogger(__name__)
