@@ -6,6 +6,7 @@ import json
 import signal
 import sys
 import time
+from enum import StrEnum
 from pathlib import Path
 from types import FrameType
 from typing import Annotated
@@ -34,6 +35,12 @@ DEMO_KB = [Path("docs"), Path("kb/demo")]
 DEMO_KEYS = {"rgw-demo-public-key": "public", "rgw-demo-sre-key": "public + sre"}
 
 
+class GeneratorChoice(StrEnum):
+    extractive = "extractive"
+    llama = "llama"
+    openai = "openai"
+
+
 class _Stop(Exception):
     pass
 
@@ -50,6 +57,13 @@ def up(
     generator_port: Annotated[int, typer.Option(help="Generator gRPC port")] = 7102,
     data_dir: Annotated[Path, typer.Option(help="Redis AOF, indexes and logs")] = Path("var"),
     kb: Annotated[list[Path] | None, typer.Option(help="Knowledge folders to load")] = None,
+    generator: Annotated[
+        GeneratorChoice | None,
+        typer.Option(
+            help="Generator backend: extractive, llama (the packaged local model) or openai "
+            "(RAGWAY_LLM_* settings); default RAGWAY_GENERATOR_BACKEND, else extractive"
+        ),
+    ] = None,
 ) -> None:
     """Start Redis, retriever, generator and gateway on loopback and load the demo KB."""
     from ragway.launcher import LaunchError, Stack, StackConfig
@@ -61,6 +75,7 @@ def up(
         retriever_port=retriever_port,
         generator_port=generator_port,
         gateway_port=port,
+        extra_env={"RAGWAY_GENERATOR_BACKEND": generator.value} if generator else {},
     )
     stack = Stack(config)
     # Both signals, explicitly: a shell starting us in the background ignores
