@@ -221,6 +221,7 @@ def answers(
                 "unsupported_numbers": s.unsupported_numbers,
                 "answer": s.answer,
                 "reason": s.reason,
+                "degraded": s.degraded,
                 "latency_ms": round(s.latency_ms, 1),
             }
             for s in scores

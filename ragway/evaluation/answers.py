@@ -56,9 +56,15 @@ _CITATION = re.compile(r"\[(\d+)\]")
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?!\d|\.\d|,\d)")
 
 
+# A list item's marker ("1.", "2)") is layout, not a number the answer states: at a
+# line start, after a citation marker or after a colon ("four conditions: [1] 1. The").
+_LIST_MARKER = re.compile(r"(?:^|(?<=\n)|(?<=\]\s)|(?<=:\s))\d{1,2}[.)](?=\s)", re.MULTILINE)
+
+
 def numbers(text: str) -> set[float]:
-    """Every number in ``text`` as a value; citation markers [n] are not numbers."""
-    text = _CITATION.sub(" ", unicodedata.normalize("NFKC", text))
+    """Every number in ``text`` as a value; citation markers and list markers are not."""
+    text = _LIST_MARKER.sub(" ", unicodedata.normalize("NFKC", text))
+    text = _CITATION.sub(" ", text)
     return {float(m.group(1).replace(",", "") + (m.group(2) or "")) for m in _NUMBER.finditer(text)}
 
 

@@ -38,6 +38,9 @@ def body(answer: str, *, refused: bool = False, cites: list[int] | None = None,
 
 def test_numbers_are_values_not_strings() -> None:
     assert numbers("port 7,101 and 1.50 s") == {7101.0, 1.5}
+    # List markers are layout; a number that ends a sentence is still a number.
+    assert numbers("four conditions: [1] 1. The tenant. [1] 2. The groups.") == set()
+    assert numbers("1. First\n2) Second, and the limit is 5. Then stop.") == {5.0}
     # Citation markers, version strings and identifiers carry no numbers.
     assert numbers("see [2]; version 0.0.9; MiniLM-L6; v2") == set()
 
