@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ragway.cli_builds import builds_app, ingest
+
 app = typer.Typer(
     help="ragway: grounded, cited answers from your knowledge base.", no_args_is_help=True
 )
@@ -24,6 +26,8 @@ eval_app = typer.Typer(
     help="Measure retrieval and answers on benchmark data.", no_args_is_help=True
 )
 app.add_typer(eval_app, name="eval")
+app.add_typer(builds_app, name="builds")
+app.command("ingest")(ingest)
 console = Console()
 err = Console(stderr=True)
 
@@ -45,10 +49,11 @@ def up(
     redis_port: Annotated[int, typer.Option(help="Redis-protocol server port")] = 6390,
     retriever_port: Annotated[int, typer.Option(help="Retriever gRPC port")] = 7101,
     generator_port: Annotated[int, typer.Option(help="Generator gRPC port")] = 7102,
+    ingest_port: Annotated[int, typer.Option(help="Ingest webhook API port")] = 7103,
     data_dir: Annotated[Path, typer.Option(help="Redis AOF, indexes and logs")] = Path("var"),
     kb: Annotated[list[Path] | None, typer.Option(help="Knowledge folders to load")] = None,
 ) -> None:
-    """Start Redis, retriever, generator and gateway on loopback and load the demo KB."""
+    """Start Redis, retriever, generator, gateway, ingest API and worker; load the demo KB."""
     from ragway.launcher import LaunchError, Stack, StackConfig
 
     started = time.monotonic()
@@ -58,6 +63,7 @@ def up(
         retriever_port=retriever_port,
         generator_port=generator_port,
         gateway_port=port,
+        ingest_port=ingest_port,
     )
     stack = Stack(config)
     # Both signals, explicitly: a shell starting us in the background ignores
@@ -68,14 +74,19 @@ def up(
         with console.status("Starting Redis server, retriever and generator…"):
             stack.start_backends()
         _load(config.retriever_addr, kb or DEMO_KB, tenant="demo", groups=["public"])
-        with console.status("Starting gateway…"):
+        with console.status("Starting gateway, ingest API and worker…"):
             stack.start_gateway()
+            stack.start_ingest()
         ready_s = time.monotonic() - started
         console.print(f"\n[bold green]ragway is ready[/] in {ready_s:.1f} s")
         console.print(f"  Open [bold]{config.gateway_url}/[/] and ask a question.")
         console.print(f"  API docs: {config.gateway_url}/docs   Logs: {stack.logs_dir}/")
         for key, groups in DEMO_KEYS.items():
             console.print(f"  Demo API key [cyan]{key}[/] (tenant demo; groups {groups})")
+        console.print(
+            f"  Webhooks: POST {config.ingest_url}/v1/webhooks/documents "
+            f"(demo secret {config.webhook_secret}; docs/ingestion.md)"
+        )
         console.print("  Press Ctrl-C to stop.\n")
         while True:
             dead = stack.dead()
