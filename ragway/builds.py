@@ -57,20 +57,30 @@ class SourceRead:
         return sum(len(d.chunks) for d in self.documents)
 
 
+def find_files(paths: Sequence[Path]) -> tuple[list[tuple[Path, Path]], list[tuple[Path, str]]]:
+    """(file, root) pairs under ``paths``, and the paths that do not exist."""
+    files: list[tuple[Path, Path]] = []
+    missing: list[tuple[Path, str]] = []
+    for p in paths:
+        try:
+            files.extend(discover([p], suffixes=None))
+        except DocumentError as exc:
+            missing.append((p, str(exc).removeprefix(f"{p}: ")))
+    return files, missing
+
+
 def read_sources(
     paths: Sequence[Path],
     defaults: Defaults,
     *,
     on_file: Callable[[Path], None] | None = None,
+    on_files: Callable[[int], None] | None = None,
 ) -> SourceRead:
     """Parse every file under ``paths``; a bad file is recorded and the rest continue."""
-    out = SourceRead()
-    files: list[tuple[Path, Path]] = []
-    for p in paths:
-        try:
-            files.extend(discover([p], suffixes=None))
-        except DocumentError as exc:
-            out.errors.append((p, str(exc).removeprefix(f"{p}: ")))
+    files, missing = find_files(paths)
+    out = SourceRead(errors=missing)
+    if on_files is not None:
+        on_files(len(files))
     seen: dict[tuple[str, str], Path] = {}
     for path, root in files:
         try:

@@ -66,8 +66,9 @@ def _progress(label: str) -> Progress:
 
 
 def _errors_table(read: b.SourceRead) -> None:
+    # One line per file, never wrapped, so that each error can be found with grep.
     for path, reason in read.errors:
-        err.print(f"[yellow]skipped[/] {path}: {reason}")
+        err.print(f"[yellow]failed[/] {path}: {reason}", soft_wrap=True, highlight=False)
 
 
 def _when(unix: object) -> str:
@@ -259,7 +260,12 @@ def ingest(
     defaults = Defaults(tenant=tenant, groups=tuple(groups or ()))
     with _progress("Reading") as progress:
         task = progress.add_task("read", total=None)
-        read = b.read_sources(paths, defaults, on_file=lambda _: progress.advance(task))
+        read = b.read_sources(
+            paths,
+            defaults,
+            on_files=lambda n: progress.update(task, total=n),
+            on_file=lambda _: progress.advance(task),
+        )
     with _rpc_errors(addr):
         if build:
             targets = [build]
