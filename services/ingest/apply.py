@@ -81,13 +81,14 @@ def process(
     ref = payload.document
     key = doc_key(ref.tenant, ref.id)
     occurred = payload.occurred_at or float(record["signed_at"])
-    newest = store.newest_applied(key)
-    if newest is not None and occurred < newest:
-        return Outcome("superseded")
     owner = delivery_id
     if not store.lock_document(key, owner, LOCK_TTL_S):
         raise TransientError(f"document {ref.id!r} is being applied by another delivery")
     try:
+        # Under the lease, so no other delivery of this document moves it meanwhile.
+        newest = store.newest_applied(key)
+        if newest is not None and occurred < newest:
+            return Outcome("superseded")
         outcome = _apply(stub, payload, timeout_s)
         store.advance(key, occurred)
         return outcome

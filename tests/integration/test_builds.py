@@ -89,7 +89,10 @@ def test_a_build_is_created_gated_promoted_updated_by_webhook_and_rolled_back(
     # load of v2 does not overwrite it with the folder's older canteen text.
     hooks = httpx.Client(base_url=private.config.ingest_url, timeout=30)
     store = DeliveryStore(redis.Redis.from_url(private.config.redis_url), ttl_s=3600)
-    canteen = "---\ndocument_id: canteen\n---\nThe Initrode canteen now serves lunch from 11 am until 3 pm.\n"
+    canteen = (
+        "---\ndocument_id: canteen\n---\n"
+        "The Initrode canteen now serves lunch from 11 am until 3 pm.\n"
+    )
     sent: list[str] = []
 
     def webhook_once(_: Document) -> None:

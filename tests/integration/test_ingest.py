@@ -3,7 +3,8 @@
 The ingest API and one Celery worker (prefork, separate processes) join the
 session's stack; documents go to the tenant 'initech', which no other test
 uses. The broker's visibility timeout is short here (6 s) so that a worker
-killed mid-task has its message redelivered within the test.
+killed mid-task has its message redelivered within the test, and retries are
+few and quick (one retry, 5 s retriever deadline) so a dead letter comes soon.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def ingest(stack: Stack) -> Iterator[Stack]:
         "RAGWAY_VISIBILITY_TIMEOUT_S": "6",
         "RAGWAY_RETRY_BACKOFF_S": "0.5",
         "RAGWAY_RETRY_BACKOFF_MAX_S": "2",
+        "RAGWAY_RETRIEVER_TIMEOUT_S": "5",
+        "RAGWAY_TASK_MAX_RETRIES": "1",
     }
     stack.start_ingest()
     try:
@@ -258,3 +261,37 @@ def test_a_document_that_cannot_be_parsed_goes_to_the_dead_letters(
     assert "broken-pdf" in record["error"] and "PDF" in record["error"]
     dead = [d for d in store.dead_letters() if d["delivery_id"] == resp.json()["delivery_id"]]
     assert len(dead) == 1 and dead[0]["document"] == "initech/broken-pdf"
+
+
+def test_an_older_change_arriving_late_does_not_overwrite_a_newer_one(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    doc_id = f"ordered-{uuid.uuid4().hex[:6]}"
+    newer = upserted(doc_id, "# Lunch\n\nThe Initech lunch break starts at 1 pm.\n")
+    older = upserted(doc_id, "# Lunch\n\nThe Initech lunch break starts at noon.\n")
+    first = send(hooks, secret(ingest), newer | {"occurred_at": 2000.0})
+    assert wait_done(store, first.json()["delivery_id"])["state"] == "done"
+    late = send(hooks, secret(ingest), older | {"occurred_at": 1000.0})
+    assert late.status_code == 202
+    assert wait_done(store, late.json()["delivery_id"])["state"] == "superseded"
+    hits = [
+        h for h in search(ingest.config.retriever_addr, "lunch break") if h.document_id == doc_id
+    ]
+    assert len(hits) == 1 and "1 pm" in hits[0].text
+
+
+def test_a_retriever_that_stays_away_ends_in_a_dead_letter_after_retries(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    retriever = ingest.part("retriever").process.pid
+    os.kill(retriever, signal.SIGSTOP)
+    try:
+        resp = send(hooks, secret(ingest), upserted("unlucky", "# Unlucky\n\nNever applied.\n"))
+        record = wait_done(store, resp.json()["delivery_id"])
+    finally:
+        os.kill(retriever, signal.SIGCONT)
+    assert record["state"] == "dead"
+    assert record["attempts"] == "2"  # the first try and one retry (RAGWAY_TASK_MAX_RETRIES=1)
+    assert "DEADLINE_EXCEEDED" in record["error"] and "gave up after 2 attempts" in record["error"]
+    dead = [d for d in store.dead_letters() if d["delivery_id"] == resp.json()["delivery_id"]]
+    assert len(dead) == 1 and dead[0]["attempts"] == "2"

@@ -113,7 +113,7 @@ def test_promotion_checks_the_build_and_refuses_a_moved_live(tmp_path: Path) -> 
     c = catalog(tmp_path)
     live = c.ensure_live()
     building = c.create(status=BUILDING)
-    with pytest.raises(BuildStateError, match="not sealed ready.*is empty"):
+    with pytest.raises(BuildStateError, match=r"not sealed ready.*is empty"):
         c.promote(building)
     fill(c, building, 2)
     with pytest.raises(BuildStateError, match="the load reported 5"):

@@ -176,7 +176,7 @@ def test_sidecar_metadata_overrides_and_required_fields_are_named(tmp_path: Path
     doc = parse_document(tmp_path / "a.txt", tmp_path, Defaults(tenant=None, groups=()))
     assert (doc.tenant, doc.groups, doc.version) == ("t1", ["g"], "7")
     (tmp_path / "b.txt").write_text("Other text.\n")
-    with pytest.raises(DocumentError, match="b.txt: missing required metadata: tenant"):
+    with pytest.raises(DocumentError, match=r"b\.txt: missing required metadata: tenant"):
         parse_document(tmp_path / "b.txt", tmp_path, Defaults(tenant=None, groups=()))
     with pytest.raises(DocumentError, match="missing required metadata: groups"):
         parse_document(tmp_path / "b.txt", tmp_path, Defaults(tenant="t", groups=()))
