@@ -186,3 +186,29 @@ def test_ragway_ingest_reports_each_bad_file_and_ingests_the_rest(
 
     listed = runner.invoke(app, ["builds", "list", "--retriever", private.config.retriever_addr])
     assert listed.exit_code == 0 and "live" in listed.output
+
+
+def test_the_cli_rebuilds_from_a_manifest_with_the_same_checksums(private: Stack) -> None:
+    addr = private.config.retriever_addr
+    runner = CliRunner()
+    v1 = str(SOURCES / "v1")
+    first = runner.invoke(
+        app,
+        f"builds create --from {v1} --tenant initech --groups staff --no-candidate "
+        f"--build-id cli-v1 --retriever {addr}".split(),
+    )
+    assert first.exit_code == 0, first.output
+    assert "Build cli-v1" in first.output and "next: ragway builds promote cli-v1" in first.output
+    manifest = private.config.data_dir / "index" / "builds" / "cli-v1" / "manifest.json"
+    again = runner.invoke(
+        app,
+        f"builds create --from {manifest} --no-candidate --build-id cli-v1-again "
+        f"--retriever {addr}".split(),
+    )
+    assert again.exit_code == 0, again.output
+    one, two = (json.loads(b.show_build(addr, i).manifest_json) for i in ("cli-v1", "cli-v1-again"))
+    assert one["checksums"] == two["checksums"] and one["config"] == two["config"]
+    shown = runner.invoke(app, ["builds", "show", "cli-v1-again", "--retriever", addr])
+    assert shown.exit_code == 0 and '"sparse_chunks"' in shown.output
+    missing = runner.invoke(app, ["builds", "show", "no-such-build", "--retriever", addr])
+    assert missing.exit_code == 1 and "NOT_FOUND" in missing.output
