@@ -364,11 +364,14 @@ def delete_build(addr: str, build_id: str) -> None:
         )
 
 
-def target_builds(stub: pb_grpc.RetrieverStub) -> list[str]:
+def target_builds(stub: pb_grpc.RetrieverStub, timeout_s: float = 30) -> list[str]:
     """The builds an incremental update must reach: live, and the candidate if any."""
-    targets = [stub.DescribeBuild(pb.DescribeBuildRequest(build="live"), timeout=30).build_id]
+    live = stub.DescribeBuild(pb.DescribeBuildRequest(build="live"), timeout=timeout_s)
+    targets = [live.build_id]
     try:
-        candidate = stub.DescribeBuild(pb.DescribeBuildRequest(build="candidate"), timeout=30)
+        candidate = stub.DescribeBuild(
+            pb.DescribeBuildRequest(build="candidate"), timeout=timeout_s
+        )
     except grpc.RpcError as exc:
         if exc.code() != grpc.StatusCode.NOT_FOUND:
             raise

@@ -202,15 +202,18 @@ class Stack:
         if worker:
             self.start_worker()
 
-    def start_worker(self, name: str = "ingest-worker") -> None:
-        """A Celery worker (prefork, one child); its own session, so kill(group=True) works."""
+    def start_worker(self, name: str = "ingest-worker", env: dict[str, str] | None = None) -> None:
+        """A Celery worker (prefork, one child); its own session, so kill(group=True) works.
+
+        ``env`` overrides settings of this worker only (fault injection in tests).
+        """
         celery = Path(sys.executable).parent / "celery"
         args = [str(celery), "-A", "services.ingest.worker", "worker"]
         args += ["--concurrency", "1", "--loglevel", "INFO", "--hostname", f"{name}@%h"]
         args += ["--without-mingle", "--without-gossip"]  # one worker: nothing to sync
         log_path = self.logs_dir / f"{name}.log"
         offset = log_path.stat().st_size if log_path.exists() else 0
-        self._spawn(name, args)
+        self._spawn(name, args, env)
 
         def ready() -> bool:  # Celery logs "<hostname> ready." once it consumes
             with open(log_path, "rb") as fh:
@@ -280,7 +283,7 @@ class Stack:
         env.update(c.extra_env)
         return env
 
-    def _spawn(self, name: str, args: Sequence[str]) -> None:
+    def _spawn(self, name: str, args: Sequence[str], env: dict[str, str] | None = None) -> None:
         log_path = self.logs_dir / f"{name}.log"
         with open(log_path, "ab") as log:
             # A new session per part: Ctrl-C in the terminal reaches the
@@ -289,7 +292,7 @@ class Stack:
                 list(args),
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env=self.env(),
+                env=self.env() | (env or {}),
                 start_new_session=True,
             )
         self.parts.append(Part(name, process, log_path))

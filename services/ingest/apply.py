@@ -127,7 +127,7 @@ def _apply(
             raise PermanentError(f"document {d.id!r}: {exc}") from None
         chunks = doc.chunks
     try:
-        builds = tuple(target_builds(stub))
+        builds = tuple(target_builds(stub, timeout_s))
         for build in builds:
             if isinstance(payload, DocumentAccessChanged):
                 a = payload.document

@@ -16,8 +16,9 @@ from typing import Any
 
 import grpc
 import redis
-from celery import Celery, Task
+from celery import Celery, Task, signals
 
+from ragway.logs import configure
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
 from services.ingest.apply import PermanentError, TransientError, process
 from services.ingest.deliveries import TERMINAL, DeliveryStore
@@ -48,6 +49,12 @@ def create_celery(settings: IngestSettings) -> Celery:
 
 settings = IngestSettings()
 app = create_celery(settings)
+
+
+@signals.setup_logging.connect
+def _structured_logs(**_: Any) -> None:
+    """The same key=value log lines as every other ragway process (not Celery's own)."""
+    configure("ingest-worker", settings.log_level)
 
 
 @cache
