@@ -67,6 +67,10 @@ SCIFACT ?= ../shared/datasets/scifact
 bench-retrieval: $(STAMP) ## Retrieval quality and latency of every mode on SciFact (validation split)
 	$(BIN)/ragway eval retrieval --dataset $(SCIFACT) --split validation
 
+.PHONY: bench-ingest
+bench-ingest: $(STAMP) ## Ingestion throughput on SciFact against the embedder's raw throughput (var/bench/ingest.md)
+	$(BIN)/python scripts/bench_ingest.py --dataset $(SCIFACT)
+
 .PHONY: lint
 lint: $(STAMP) ## ruff (lint + format check) and mypy --strict
 	$(BIN)/ruff check .

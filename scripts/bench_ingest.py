@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import sys
 import time
 import uuid
@@ -165,6 +166,7 @@ def main() -> int:
     embed_s = bench_embedder(texts)
     say(f"embedder: {chunks / embed_s:.1f} chunks/s", flush=True)
 
+    shutil.rmtree(args.data_dir, ignore_errors=True)  # this run's private stack starts empty
     stack = Stack(StackConfig.on_free_ports(args.data_dir))
     try:
         stack.preflight()
