@@ -61,11 +61,65 @@ test-unit: $(STAMP) ## Run the fast unit tests only
 bench: $(STAMP) ## End-to-end latency report on a private stack (var/bench/report.md)
 	$(BIN)/ragway bench
 
-SCIFACT ?= ../shared/datasets/scifact
+.PHONY: loadtest
+loadtest: $(STAMP) ## Load with injected faults (~2 min) and the invariant checks: var/loadtest/short.md
+	$(BIN)/python -m loadtests loadtests/scenarios/short.yaml --output var/loadtest $(ARGS)
+
+SCIFACT  ?= ../shared/datasets/scifact
+# The newest trained reranker artifact, if any (make train-reranker writes one).
+RERANKER ?= $(lastword $(sort $(wildcard var/models/reranker-*)))
+
+.PHONY: train-reranker
+train-reranker: $(STAMP) ## Fine-tune the cross-encoder on SciFact's train split (var/models/)
+	OMP_NUM_THREADS=$$(nproc) $(BIN)/ragway train reranker --dataset $(SCIFACT)
 
 .PHONY: bench-retrieval
-bench-retrieval: $(STAMP) ## Retrieval quality and latency of every mode on SciFact (validation split)
-	$(BIN)/ragway eval retrieval --dataset $(SCIFACT) --split validation
+bench-retrieval: $(STAMP) ## SciFact validation: every mode, + the trained reranker (trains one if none)
+	@if [ -z "$(RERANKER)" ]; then $(MAKE) --no-print-directory train-reranker; fi
+	r="$(RERANKER)"; [ -n "$$r" ] || r=$$(ls -d var/models/reranker-* | sort | tail -n 1); \
+	$(BIN)/ragway eval retrieval --dataset $(SCIFACT) --split validation --reranker "$$r"
+
+.PHONY: eval-answers
+eval-answers: $(STAMP) ## The demo QA set through the API: correctness, faithfulness, citations
+	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml
+
+.PHONY: eval-gate
+eval-gate: $(STAMP) ## What CI blocks on: demo QA answers + retrieval on the fixture set, gated
+	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml --output var/eval/gate/answers
+	$(BIN)/ragway eval retrieval --dataset tests/fixtures/beir-tiny --split all \
+	  --output var/eval/gate/retrieval
+	$(BIN)/ragway eval gate --config eval/gates.yaml
+
+OPENSEARCH_NODE := deploy/opensearch-test-node
+OPENSEARCH_MAIN := $(OPENSEARCH_NODE)/target/classes/org/ragway/opensearch/TestNode.class
+
+$(OPENSEARCH_MAIN): $(OPENSEARCH_NODE)/pom.xml $(wildcard $(OPENSEARCH_NODE)/src/main/java/org/ragway/opensearch/*.java)
+	cd $(OPENSEARCH_NODE) && mvn -B -q compile dependency:copy-dependencies
+	touch $@
+
+.PHONY: opensearch-node
+opensearch-node: $(OPENSEARCH_MAIN) ## Build the OpenSearch 2.19 test node (Java 17 + Maven; jars cached in ~/.m2)
+
+.PHONY: opensearch-up
+opensearch-up: $(STAMP) $(OPENSEARCH_MAIN) ## Run the OpenSearch test node on 127.0.0.1:9200 until Ctrl-C (ARGS="--port 9201")
+	$(BIN)/ragway opensearch-node $(ARGS)
+
+.PHONY: test-backends
+test-backends: $(STAMP) $(OPENSEARCH_MAIN) ## The backend suite (OpenSearch node, qdrant-client, congruence)
+	RAGWAY_TEST_REQUIRE_OPENSEARCH=1 $(BIN)/python -m pytest tests/integration/backends
+
+KUSTOMIZE ?= $(shell command -v kustomize || echo $(HOME)/go/bin/kustomize)
+
+.PHONY: deploy-check
+deploy-check: $(STAMP) ## Validate docker-compose.yml (docker compose config) and the k8s overlays (schemas)
+	@test -x $(KUSTOMIZE) || { echo "installing kustomize v5.7.1 from the Go module proxy"; \
+	  go install sigs.k8s.io/kustomize/kustomize/v5@v5.7.1; }
+	@docker compose version >/dev/null 2>&1 || { echo "building the docker compose v2.35.1 plugin from the Go module proxy"; \
+	  rm -rf /tmp/ragway-compose && go mod download github.com/docker/compose/v2@v2.35.1 && \
+	  cp -r "$$(go env GOMODCACHE)/github.com/docker/compose/v2@v2.35.1" /tmp/ragway-compose && \
+	  chmod -R u+w /tmp/ragway-compose && mkdir -p $(HOME)/.docker/cli-plugins && \
+	  (cd /tmp/ragway-compose && go build -o $(HOME)/.docker/cli-plugins/docker-compose ./cmd); }
+	$(BIN)/python scripts/validate_deploy.py --kustomize $(KUSTOMIZE)
 
 .PHONY: bench-ingest
 bench-ingest: $(STAMP) ## Ingestion throughput on SciFact against the embedder's raw throughput (var/bench/ingest.md)
@@ -75,7 +129,7 @@ bench-ingest: $(STAMP) ## Ingestion throughput on SciFact against the embedder's
 lint: $(STAMP) ## ruff (lint + format check) and mypy --strict
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy ragway services tests scripts
+	$(BIN)/mypy ragway services tests scripts loadtests
 
 .PHONY: fmt
 fmt: $(STAMP) ## Format and autofix with ruff

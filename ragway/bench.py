@@ -20,7 +20,6 @@ import json
 import os
 import socket
 import statistics
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,12 +28,8 @@ from typing import Any
 import httpx
 import yaml
 
-from ragway.kb import Defaults, discover, parse_document
-from ragway.launcher import Stack, StackConfig
-from ragway.loading import load_documents
+from ragway.demo import demo_stack
 from ragway.stats import percentile
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass
@@ -96,37 +91,23 @@ def embed_baseline(questions: list[str]) -> dict[str, list[float]]:
 def run(qa_file: Path, output: Path) -> Report:
     items: list[dict[str, Any]] = yaml.safe_load(qa_file.read_text())["items"]
     report = Report()
-    with tempfile.TemporaryDirectory(prefix="ragway-bench-") as tmp:
-        config = StackConfig.on_free_ports(Path(tmp))
-        stack = Stack(config)
-        t0 = time.perf_counter()
-        try:
-            stack.start_backends()
-            docs = [
-                parse_document(p, r, Defaults())
-                for p, r in discover([ROOT / "docs", ROOT / "kb/demo"])
-            ]
-            load_documents(config.retriever_addr, docs)
-            stack.start_gateway()
-            report.ready_s = time.perf_counter() - t0
-            # TCP_NODELAY like a browser: without it the client's own Nagle
-            # delays would be measured as server latency.
-            transport = httpx.HTTPTransport(
-                socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-            )
-            with httpx.Client(base_url=config.gateway_url, timeout=60, transport=transport) as api:
+    t0 = time.perf_counter()
+    with demo_stack() as stack:
+        report.ready_s = time.perf_counter() - t0
+        # TCP_NODELAY like a browser: without it the client's own Nagle
+        # delays would be measured as server latency.
+        transport = httpx.HTTPTransport(
+            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+        )
+        with httpx.Client(
+            base_url=stack.config.gateway_url, timeout=60, transport=transport
+        ) as api:
+            for samples in (report.cold, report.warm):
                 for item in items:
                     key = (
                         "rgw-demo-sre-key" if item.get("caller") == "sre" else "rgw-demo-public-key"
                     )
-                    report.cold.append(measure_run(api, item["question"], key))
-                for item in items:
-                    key = (
-                        "rgw-demo-sre-key" if item.get("caller") == "sre" else "rgw-demo-public-key"
-                    )
-                    report.warm.append(measure_run(api, item["question"], key))
-        finally:
-            stack.stop()
+                    samples.append(measure_run(api, item["question"], key))
     report.embed_ms = embed_baseline([i["question"] for i in items])
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(render(report, len(items)))

@@ -15,17 +15,19 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ragway.cli_builds import builds_app, ingest
+from ragway.commands.builds import builds_app, ingest
+from ragway.commands.congruence import eval_congruence
+from ragway.commands.evaluate import eval_app
+from ragway.commands.opensearch import opensearch_node
+from ragway.commands.train import train_app
 
 app = typer.Typer(
     help="ragway: grounded, cited answers from your knowledge base.", no_args_is_help=True
 )
 kb_app = typer.Typer(help="Load documents into a knowledge build.", no_args_is_help=True)
 app.add_typer(kb_app, name="kb")
-eval_app = typer.Typer(
-    help="Measure retrieval and answers on benchmark data.", no_args_is_help=True
-)
 app.add_typer(eval_app, name="eval")
+app.add_typer(train_app, name="train")
 app.add_typer(builds_app, name="builds")
 app.command("ingest")(ingest)
 console = Console()
@@ -223,65 +225,6 @@ def bench(
     console.print(f"report: {output}")
 
 
-@eval_app.command("retrieval")
-def eval_retrieval(
-    dataset: Annotated[Path, typer.Option(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/")],
-    split: Annotated[
-        str, typer.Option(help="validation, train or all (fixed seeded 80/20 split)")
-    ] = "validation",
-    modes: Annotated[
-        str, typer.Option(help="Comma-separated: sparse,dense,hybrid,hybrid+rerank")
-    ] = "sparse,dense,hybrid",
-    output: Annotated[
-        Path | None, typer.Option(help="Report folder (default var/eval/<name>-<checksum>/<split>)")
-    ] = None,
-    retriever: Annotated[
-        str | None, typer.Option(help="A running retriever (default: start one)")
-    ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the train/validation split")] = 2026,
-) -> None:
-    """Recall@k, HitRate@k, MRR@10 and nDCG@10 of each retrieval mode on a BEIR data set."""
-    from ragway.evaluation.beir import DatasetError, load, split_queries
-    from ragway.evaluation.retrieval import evaluate_dataset
-    from ragway.launcher import LaunchError
-
-    if split not in ("validation", "train", "all"):
-        err.print(f"[bold red]error:[/] --split must be validation, train or all, not {split!r}")
-        raise typer.Exit(2)
-    try:
-        data = load(dataset)
-    except DatasetError as exc:
-        err.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(2) from None
-    ids = sorted(data.qrels) if split == "all" else split_queries(sorted(data.qrels), seed)[split]
-    home = Path("var/eval") / f"{data.name}-{data.checksum[:8]}"
-    out = output or home / split
-    progress = Progress(
-        TextColumn("{task.description:>14}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-    )
-    try:
-        with progress:
-            table = evaluate_dataset(
-                data,
-                ids,
-                split,
-                [m.strip() for m in modes.split(",") if m.strip()],
-                out,
-                retriever=retriever,
-                index_home=home / "retriever",
-                progress=progress,
-            )
-    except (LaunchError, ValueError) as exc:
-        err.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(2) from None
-    console.print(table)
-    console.print(f"report: {out}/report.md, report.json, run.<mode>.trec")
-
-
 @app.command()
 def openapi(
     output: Annotated[Path | None, typer.Option(help="Write here instead of stdout")] = None,
@@ -299,6 +242,10 @@ def openapi(
     else:
         output.write_text(text)
         console.print(f"wrote {output}")
+
+
+app.command("opensearch-node")(opensearch_node)
+eval_app.command("congruence")(eval_congruence)
 
 
 def main() -> None:

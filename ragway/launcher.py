@@ -183,13 +183,18 @@ class Stack:
         self._wait("redis", lambda: bool(client.ping()))
         client.close()
 
-    def start_gateway(self) -> None:
-        self._spawn("gateway", [sys.executable, "-m", "services.gateway"])
+    def start_gateway(self, name: str = "gateway", port: int | None = None) -> None:
+        """A gateway replica. Replicas share Redis and the backends; each has its own
+        port (default: the configured one) and log, and executes runs from the same queue."""
+        port = self.config.gateway_port if port is None else port
+        env = {"RAGWAY_GATEWAY_PORT": str(port)}
+        self._spawn(name, [sys.executable, "-m", "services.gateway"], env)
+        url = f"http://{self.config.host}:{port}"
 
         def ready() -> bool:
-            return httpx.get(f"{self.config.gateway_url}/readyz", timeout=2).status_code == 200
+            return httpx.get(f"{url}/readyz", timeout=2).status_code == 200
 
-        self._wait("gateway", ready)
+        self._wait(name, ready)
 
     def start_ingest(self, *, worker: bool = True) -> None:
         """The webhook API and (unless ``worker`` is False) one Celery worker."""

@@ -11,10 +11,11 @@ is started unless ``--retriever`` names a running one.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,32 +242,28 @@ def _advancer(progress: Any, description: str, total: int) -> Callable[[int], No
     return lambda n: progress.advance(task, n)
 
 
-def evaluate_dataset(
+@contextlib.contextmanager
+def indexed_retriever(
     dataset: Dataset,
-    query_ids: Sequence[str],
-    split: str,
-    modes: Sequence[str],
-    out: Path,
     *,
     retriever: str | None = None,
-    index_home: Path | None = None,
-    depth: int = 100,
+    index_home: Path,
+    reranker: Path | None = None,
     progress: Any = None,
-) -> str:
-    """Index (if needed) and evaluate; return the readable table. ``progress``: rich Progress."""
-    import os
+) -> Iterator[tuple[retriever_pb2_grpc.RetrieverStub, retriever_pb2.DescribeBuildResponse]]:
+    """A retriever holding ``dataset``: the one at ``retriever``, or a private one.
 
+    The private retriever keeps its index under ``index_home`` (keyed by the data
+    set's checksum by the caller), so a second run skips indexing.
+    """
     from ragway.launcher import Stack, StackConfig
 
-    unknown = [m for m in modes if m not in MODES]
-    if unknown:
-        raise ValueError(f"unknown mode(s) {unknown}; choose from {sorted(MODES)}")
     stack: Stack | None = None
     if retriever is None:
-        home = index_home or out / "retriever"
-        stack = Stack(
-            StackConfig.on_free_ports(home, extra_env={"RAGWAY_INDEX_DIR": str(home / "index")})
-        )
+        env = {"RAGWAY_INDEX_DIR": str(index_home / "index")}
+        if reranker is not None:
+            env["RAGWAY_RERANKER_PATH"] = str(reranker.resolve())
+        stack = Stack(StackConfig.on_free_ports(index_home, extra_env=env))
         stack.start_service("retriever")
         retriever = stack.config.retriever_addr
     try:
@@ -278,24 +275,54 @@ def evaluate_dataset(
             if build.chunk_count != len(dataset.corpus):
                 index_corpus(stub, dataset, _advancer(progress, "indexing", len(dataset.corpus)))
                 build = stub.DescribeBuild(retriever_pb2.DescribeBuildRequest(), timeout=30)
-            results, runs = [], {}
-            for mode in modes:
-                step = _advancer(progress, mode, len(query_ids))
-                run, latency, degraded = run_mode(
-                    stub, dataset, query_ids, mode, depth=depth, on_query=functools.partial(step, 1)
-                )
-                result = score_mode(dataset, query_ids, mode, run)
-                result.latency_ms, result.degraded = latency, degraded
-                results.append(result)
-                runs[mode] = run
+            yield stub, build
     finally:
         if stack is not None:
             stack.stop()
+
+
+def evaluate_dataset(
+    dataset: Dataset,
+    query_ids: Sequence[str],
+    split: str,
+    modes: Sequence[str],
+    out: Path,
+    *,
+    retriever: str | None = None,
+    index_home: Path | None = None,
+    reranker: Path | None = None,
+    depth: int = 100,
+    progress: Any = None,
+) -> str:
+    """Index (if needed) and evaluate; return the readable table. ``progress``: rich Progress."""
+    import os
+
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise ValueError(f"unknown mode(s) {unknown}; choose from {sorted(MODES)}")
+    with indexed_retriever(
+        dataset,
+        retriever=retriever,
+        index_home=index_home or out / "retriever",
+        reranker=reranker,
+        progress=progress,
+    ) as (stub, build):
+        results, runs = [], {}
+        for mode in modes:
+            step = _advancer(progress, mode, len(query_ids))
+            run, latency, degraded = run_mode(
+                stub, dataset, query_ids, mode, depth=depth, on_query=functools.partial(step, 1)
+            )
+            result = score_mode(dataset, query_ids, mode, run)
+            result.latency_ms, result.degraded = latency, degraded
+            results.append(result)
+            runs[mode] = run
     blas = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
     threads = f"OPENBLAS_NUM_THREADS={blas}, one inference thread"
     meta = {
         "build_id": build.build_id,
         "embedding_model": build.embedding_model,
+        "reranker": str(reranker) if reranker else None,
         "queries": len(query_ids),
         "depth": depth,
         "threads": threads,

@@ -19,6 +19,7 @@ from services.generator.backends.base import (
     RefusalReason,
     Verdict,
 )
+from services.generator.faults import FaultSwitch
 from services.generator.settings import GeneratorSettings
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,7 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
     def __init__(self, settings: GeneratorSettings, backend: GeneratorBackend) -> None:
         self._settings = settings
         self._backend = backend
+        self._faults = FaultSwitch(settings.fault_file, settings.fault_delta_delay_ms)
 
     async def Generate(
         self, request: pb.GenerateRequest, context: grpc.aio.ServicerContext
@@ -65,7 +67,7 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
             passages=passages,
             max_output_tokens=request.max_output_tokens or self._settings.default_max_output_tokens,
         )
-        delay_s = self._settings.fault_delta_delay_ms / 1000
+        delay_s = self._faults.delta_delay_s()
         try:
             async for event in self._backend.generate(gen_request):
                 if isinstance(event, Delta):

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from services.retriever.engines.edge_dense import EdgeDenseIndex
-from services.retriever.engines.tantivy_sparse import SCHEMA_VERSION, TantivySparseIndex
+from services.retriever.backends import EmbeddedEngines, Engines
+from services.retriever.engines.tantivy_sparse import SCHEMA_VERSION
 from services.retriever.indexes import DenseIndex, SparseIndex
 
 LIVE = "live"
@@ -78,13 +78,16 @@ class Build:
 
 
 class BuildCatalog:
-    def __init__(self, root: Path, *, embedding_model: str, dim: int) -> None:
+    def __init__(
+        self, root: Path, *, embedding_model: str, dim: int, engines: Engines | None = None
+    ) -> None:
         self._root = root
         self._builds_dir = root / "builds"
         self._builds_dir.mkdir(parents=True, exist_ok=True)
         self._embedding_model = embedding_model
         self._dim = dim
         self._open: dict[str, Build] = {}
+        self._engines: Engines = engines or EmbeddedEngines()
         self._lock = threading.Lock()
 
     def aliases(self) -> dict[str, str]:
@@ -105,12 +108,12 @@ class BuildCatalog:
             return name
         raise UnknownBuildError(f"no build or alias named {name!r}")
 
-    def ensure_live(self) -> str:
-        """Point ``live`` at a build, creating an empty one on first start."""
+    def ensure_live(self, initial_build_id: str | None = None) -> str:
+        """Point ``live`` at a build, creating an empty one (named, if given) on first start."""
         try:
             return self.resolve(LIVE)
         except UnknownBuildError:
-            build_id = self.create()
+            build_id = self.create(initial_build_id)
             self.set_alias(LIVE, build_id)
             return build_id
 
@@ -239,6 +242,7 @@ class BuildCatalog:
             _atomic_write(
                 self._root / "aliases.json", json.dumps(aliases, indent=2, sort_keys=True)
             )
+            self._engines.publish_alias(LIVE, build_id)
         self.update_manifest(build_id, promoted_at=int(time.time()), gate=gate or {})
         return previous, build_id
 
@@ -266,6 +270,7 @@ class BuildCatalog:
             _atomic_write(
                 self._root / "aliases.json", json.dumps(aliases, indent=2, sort_keys=True)
             )
+            self._engines.publish_alias(LIVE, target)
             _atomic_write(self._root / "live-history.json", json.dumps(history))
         return current, target
 
@@ -296,6 +301,7 @@ class BuildCatalog:
             _atomic_write(
                 self._root / "aliases.json", json.dumps(aliases, indent=2, sort_keys=True)
             )
+            self._engines.publish_alias(alias, build_id)
 
     def open(self, name: str) -> Build:
         build_id = self.resolve(name)
@@ -324,8 +330,8 @@ class BuildCatalog:
                 )
                 build = Build(
                     build_id=build_id,
-                    sparse=TantivySparseIndex(folder / "sparse"),
-                    dense=EdgeDenseIndex(folder / "dense", dim=self._dim),
+                    sparse=self._engines.open_sparse(build_id, folder),
+                    dense=self._engines.open_dense(build_id, folder, self._dim),
                     write_lock=threading.Lock(),
                     folder=folder,
                     touched=touched,
@@ -338,6 +344,7 @@ class BuildCatalog:
             for build in self._open.values():
                 build.close()
             self._open.clear()
+            self._engines.close()
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -13,8 +13,9 @@ from grpc_health.v1 import health
 from ragway.embedding import OnnxMiniLMEmbedder
 from ragway.grpc_server import SERVER_OPTIONS, add_health_and_reflection, bind, serve
 from ragway.v1 import retriever_pb2, retriever_pb2_grpc
+from services.retriever.backends import create_engines
 from services.retriever.builds import BuildCatalog
-from services.retriever.rerank import CrossEncoderReranker, Reranker
+from services.retriever.rerank import Reranker, load_reranker
 from services.retriever.search import HybridSearcher
 from services.retriever.servicer import RetrieverServicer
 from services.retriever.settings import RetrieverSettings
@@ -41,10 +42,20 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
     embedder.embed(["warm-up"])  # the first inference allocates; keep it off a user's query
     reranker: Reranker | None = None
     if settings.reranker_path is not None:
-        reranker = CrossEncoderReranker(settings.reranker_path, threads=settings.inference_threads)
+        reranker = load_reranker(
+            settings.reranker_path,
+            max_length=settings.rerank_max_length,
+            threads=settings.inference_threads,
+        )
+        reranker.score("warm-up", ["warm-up"])
     executor = ThreadPoolExecutor(max_workers=settings.search_threads, thread_name_prefix="search")
-    catalog = BuildCatalog(settings.index_dir, embedding_model=embedder.model_id, dim=embedder.dim)
-    live = catalog.ensure_live()
+    catalog = BuildCatalog(
+        settings.index_dir,
+        embedding_model=embedder.model_id,
+        dim=embedder.dim,
+        engines=create_engines(settings, dim=embedder.dim),
+    )
+    live = catalog.ensure_live(settings.initial_build_id)
     catalog.open(live)  # open now: a broken index fails the start, not the first query
     searcher = HybridSearcher(
         embedder,
@@ -59,7 +70,15 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
     )
     health_servicer = add_health_and_reflection(server, [SERVICE_NAME])
     port = bind(server, settings.retriever_listen)
-    log.info("retriever ready to start", extra={"port": port, "live_build": live})
+    log.info(
+        "retriever ready to start",
+        extra={
+            "port": port,
+            "live_build": live,
+            "sparse_backend": settings.sparse_backend,
+            "dense_backend": settings.dense_backend,
+        },
+    )
     return RetrieverServer(server, port, health_servicer, catalog, executor)
 
 

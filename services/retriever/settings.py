@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 
 from ragway.settings import ServiceSettings
 
@@ -13,11 +14,40 @@ class RetrieverSettings(ServiceSettings):
     retriever_listen: str = "127.0.0.1:7101"
     # Where knowledge builds live; this process is their only reader and writer.
     index_dir: Path = Path("var/index")
+    # A reranker artifact folder (``ragway train reranker``) or a CrossEncoder folder.
     reranker_path: Path | None = None
+    # Depth and input length set the reranker's cost on a small CPU; the defaults
+    # are the best point under a 150 ms p95 retrieval budget (docs/evaluation.md).
     rerank_depth: int = Field(default=20, ge=1, le=200)
+    rerank_max_length: int | None = Field(default=None, ge=16, le=512)
     rrf_k: int = Field(default=60, ge=1, le=1000)
     default_top_k: int = Field(default=8, ge=1, le=100)
     default_candidate_depth: int = Field(default=50, ge=1, le=1000)
     default_budget_ms: int = Field(default=1000, ge=10, le=60_000)
     search_threads: int = Field(default=4, ge=1, le=64)
     shutdown_grace_s: float = Field(default=5.0, ge=0, le=120)
+
+    # Search backends (docs/deployment.md). The defaults are the embedded engines
+    # under index_dir; "opensearch" and "qdrant" use the servers named below.
+    sparse_backend: Literal["embedded", "opensearch"] = "embedded"
+    dense_backend: Literal["embedded", "qdrant"] = "embedded"
+    opensearch_url: str = "http://127.0.0.1:9200"
+    opensearch_username: str | None = None
+    opensearch_password: SecretStr | None = None
+    # Index per build: <prefix><build id>; aliases: <prefix><alias>.
+    opensearch_index_prefix: str = Field(default="ragway-", pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    opensearch_shards: int = Field(default=1, ge=1, le=64)
+    opensearch_replicas: int = Field(default=0, ge=0, le=16)
+    opensearch_timeout_s: float = Field(default=30.0, gt=0, le=600)
+    # A Qdrant server URL ("http://qdrant:6333"), or "local" for qdrant-client's
+    # in-process local mode with its data under index_dir/qdrant-local.
+    qdrant_url: str = "local"
+    qdrant_api_key: SecretStr | None = None
+    qdrant_prefer_grpc: bool = True
+    qdrant_grpc_port: int = Field(default=6334, ge=1, le=65535)
+    qdrant_collection_prefix: str = Field(default="ragway-", pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+    qdrant_timeout_s: float = Field(default=30.0, gt=0, le=600)
+    # The build the live alias points at when a fresh retriever finds none. With
+    # server backends every replica must agree on it (compose and k8s set it);
+    # unset, the embedded default creates a timestamped build as before.
+    initial_build_id: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")

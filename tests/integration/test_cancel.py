@@ -98,8 +98,10 @@ def test_cancel_answers_404_for_unknown_and_foreign_runs(api: httpx.Client) -> N
 def test_a_last_event_id_of_another_run_is_refused_with_a_pointer(api: httpx.Client) -> None:
     mine = start_run(api, QUESTION, auth("demo"))
     other = start_run(api, QUESTION, auth("demo"))
-    foreign_id = read_events(api, other, auth("demo"))[1].id
-    read_events(api, mine, auth("demo"))
+    own_ids = {e.id for e in read_events(api, mine, auth("demo"))}
+    # Event ids are Redis stream ids, unique within a run: two runs writing in the
+    # same millisecond can share one (docs/streaming.md). Pick one this run lacks.
+    foreign_id = next(e.id for e in read_events(api, other, auth("demo")) if e.id not in own_ids)
     resp = api.get(f"/v1/runs/{mine}/events", headers=auth("demo") | {"Last-Event-ID": foreign_id})
     assert resp.status_code == 400
     error = resp.json()["error"]

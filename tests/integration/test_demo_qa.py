@@ -14,7 +14,16 @@ from tests.integration.conftest import auth
 ITEMS: list[dict[str, Any]] = yaml.safe_load((FIXTURES / "demo-qa.yaml").read_text())["items"]
 
 
-@pytest.mark.parametrize("item", ITEMS, ids=[i["question"][:48] for i in ITEMS])
+@pytest.mark.parametrize(
+    "item",
+    [
+        pytest.param(i, marks=pytest.mark.xfail(reason=i["known_failure"], strict=True))
+        if i.get("known_failure")
+        else i
+        for i in ITEMS
+    ],
+    ids=[i["question"][:48] for i in ITEMS],
+)
 def test_demo_question(api: httpx.Client, item: dict[str, Any]) -> None:
     caller = "demo-sre" if item.get("caller") == "sre" else "demo"
     resp = api.post("/v1/ask", json={"question": item["question"]}, headers=auth(caller))

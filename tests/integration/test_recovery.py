@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,6 +99,41 @@ def test_runs_survive_a_redis_restart_and_the_gateway_reports_the_outage(own: St
         # The executor outlived the outage: a new run completes.
         after = read_events(api, start_run(api, QUESTION, auth("demo")), auth("demo"))
         assert after[-1].event == "run.completed"
+
+
+async def finish_without_terminal_event(port: int) -> str:
+    """An executor that died between saving the final record and appending the final event.
+
+    Before the two became one transaction (RunStore.finish) this state was one
+    kill -9 (of a gateway or of Redis) away; a log written by such a version
+    can still be in Redis after an upgrade.
+    """
+    client = aioredis.Redis(port=port)
+    store = RunStore(client)
+    await store.ensure_queue()
+    record = demo_record()
+    await store.create(record, {"question": QUESTION}, None, 60)
+    taken = await store.next_runs("gateway-that-dies", count=1, block_ms=1000)
+    assert [run_id for _, run_id in taken] == [record.id]
+    record.status, record.attempts, record.answer = RunStatus.SUCCEEDED, 1, "An answer"
+    await store.append(record.id, EventType.STARTED, {"attempt": 1, "restarted": False})
+    await store.save(record)  # ...and the gateway died here
+    await client.aclose()
+    return record.id
+
+
+def test_a_finished_run_whose_terminal_event_was_lost_still_ends_its_streams(own: Stack) -> None:
+    run_id = asyncio.run(finish_without_terminal_event(own.config.redis_port))
+    own.start_gateway()  # reclaims the entry after the lease and repairs the log
+    with httpx.Client(base_url=own.config.gateway_url, timeout=30) as api:
+        deadline = time.monotonic() + 30
+        events = read_events(api, run_id, auth("demo"))
+        while events[-1].event != "run.completed" and time.monotonic() < deadline:
+            time.sleep(0.2)  # the stream ended without an end: the client reconnects
+            events = read_events(api, run_id, auth("demo"))
+        assert [e.event for e in events] == ["run.accepted", "run.started", "run.completed"]
+        record = api.get(f"/v1/runs/{run_id}", headers=auth("demo")).json()
+        assert (record["status"], record["attempts"]) == ("succeeded", 1)  # not run again
 
 
 async def accept_without_queueing(port: int) -> str:

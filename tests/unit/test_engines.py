@@ -1,150 +1,38 @@
-"""Contract tests: both embedded engines honour the same access rule and write semantics."""
+"""Contract tests on the embedded engines: tantivy BM25 and the qdrant-edge shard."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from ragway.embedding import OnnxMiniLMEmbedder
 from services.retriever.engines.edge_dense import EdgeDenseIndex
 from services.retriever.engines.tantivy_sparse import TantivySparseIndex, sanitize_query
-from services.retriever.model import OPEN_END, AccessScope, Candidate, ChunkRecord, Status
-
-EMBEDDER = OnnxMiniLMEmbedder()
-NOW = 1_800_000_000
-
-
-def rec(cid: str, text: str, **kw: object) -> ChunkRecord:
-    base = ChunkRecord(
-        chunk_id=cid,
-        document_id=cid.split("#")[0],
-        tenant="acme",
-        access_groups=("staff",),
-        status=Status.CURRENT,
-        effective_from=0,
-        effective_to=OPEN_END,
-        version="1",
-        url="",
-        title="Hotel policy",
-        section="",
-        text=text,
-    )
-    return replace(base, **kw)  # type: ignore[arg-type]
-
-
-CORPUS = [
-    rec("visible#1", "Employees may book hotels up to 180 euros per night."),
-    rec("other-tenant#1", "Hotels up to 310 euros per night for hotel bookings.", tenant="globex"),
-    rec(
-        "restricted#1",
-        "Hotel booking limit per night: 500 euros for executives.",
-        access_groups=("hr",),
-    ),
-    rec("deprecated#1", "Hotels up to 120 euros per night, hotel rule.", status=Status.DEPRECATED),
-    rec("future#1", "Hotels up to 240 euros per night from next year.", effective_from=NOW + 100),
-    rec("expired#1", "Hotels up to 90 euros per night, hotel per night.", effective_to=NOW - 100),
-    rec("unrelated#1", "The cafeteria opens at eight.", title="Cafeteria"),
-]
-SCOPE = AccessScope("acme", frozenset({"staff"}), as_of=NOW)
-QUERY = "hotel limit per night euros"
-
-
-class Engine:
-    def __init__(self, name: str, path: Path) -> None:
-        self.name = name
-        self.path = path
-        self.index: TantivySparseIndex | EdgeDenseIndex = self.open()
-
-    def open(self) -> TantivySparseIndex | EdgeDenseIndex:
-        if self.name == "sparse":
-            return TantivySparseIndex(self.path)
-        return EdgeDenseIndex(self.path, dim=EMBEDDER.dim)
-
-    def upsert(self, chunks: list[ChunkRecord]) -> None:
-        if isinstance(self.index, TantivySparseIndex):
-            self.index.upsert(chunks)
-        else:
-            vectors = EMBEDDER.embed([c.embedding_text for c in chunks])
-            self.index.upsert(chunks, vectors.tolist())
-
-    def search(self, query: str, scope: AccessScope, limit: int) -> list[Candidate]:
-        if isinstance(self.index, TantivySparseIndex):
-            return self.index.search(query, scope, limit)
-        return self.index.search(EMBEDDER.embed([query])[0].tolist(), scope, limit)
-
-    def reopen(self) -> None:
-        self.index.close()
-        self.index = self.open()
+from tests.engine_contract import (  # noqa: F401  (collected here with this module's fixture)
+    CORPUS,
+    EMBEDDER,
+    Engine,
+    test_a_forbidden_best_match_never_takes_a_top_k_slot,
+    test_delete_is_scoped_to_the_tenant,
+    test_groups_widen_what_a_caller_sees,
+    test_only_chunks_the_scope_admits_are_candidates,
+    test_ranks_start_at_one_and_scores_do_not_increase,
+    test_the_effective_window_follows_as_of,
+    test_the_index_survives_a_reopen,
+    test_upsert_replaces_by_chunk_id_and_delete_removes_a_document,
+)
 
 
 @pytest.fixture(params=["sparse", "dense"])
 def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    e = Engine(request.param, tmp_path / request.param)
+    if request.param == "sparse":
+        e = Engine(lambda: TantivySparseIndex(tmp_path / "sparse"), dense=False)
+    else:
+        e = Engine(lambda: EdgeDenseIndex(tmp_path / "dense", dim=EMBEDDER.dim), dense=True)
     e.upsert(CORPUS)
     yield e
     e.index.close()
-
-
-def ids(cands: list[Candidate]) -> list[str]:
-    return [c.chunk.chunk_id for c in cands]
-
-
-def test_only_chunks_the_scope_admits_are_candidates(engine: Engine) -> None:
-    found = ids(engine.search(QUERY, SCOPE, limit=10))
-    admitted = {c.chunk_id for c in CORPUS if SCOPE.admits(c)}
-    assert set(found) <= admitted
-    assert found[0] == "visible#1"
-
-
-def test_a_forbidden_best_match_never_takes_a_top_k_slot(engine: Engine) -> None:
-    # limit=1: were the filter applied after the search, a better forbidden
-    # match would fill the only slot and the caller would get nothing.
-    assert ids(engine.search(QUERY, SCOPE, limit=1)) == ["visible#1"]
-
-
-def test_groups_widen_what_a_caller_sees(engine: Engine) -> None:
-    hr = AccessScope("acme", frozenset({"staff", "hr"}), as_of=NOW)
-    assert "restricted#1" in ids(engine.search(QUERY, hr, limit=10))
-
-
-def test_the_effective_window_follows_as_of(engine: Engine) -> None:
-    later = AccessScope("acme", frozenset({"staff"}), as_of=NOW + 200)
-    assert "future#1" in ids(engine.search(QUERY, later, limit=10))
-    earlier = AccessScope("acme", frozenset({"staff"}), as_of=NOW - 200)
-    assert "expired#1" in ids(engine.search(QUERY, earlier, limit=10))
-
-
-def test_upsert_replaces_by_chunk_id_and_delete_removes_a_document(engine: Engine) -> None:
-    engine.upsert([rec("visible#1", "Employees may book hotels up to 200 euros per night.")])
-    hits = engine.search(QUERY, SCOPE, limit=10)
-    assert ids(hits).count("visible#1") == 1
-    assert "200 euros" in hits[0].chunk.text
-    assert engine.index.delete_documents("acme", ["visible"]) == 1
-    assert "visible#1" not in ids(engine.search(QUERY, SCOPE, limit=10))
-    assert engine.index.delete_documents("acme", ["visible"]) == 0  # idempotent
-
-
-def test_delete_is_scoped_to_the_tenant(engine: Engine) -> None:
-    assert engine.index.delete_documents("acme", ["other-tenant"]) == 0
-    globex = AccessScope("globex", frozenset({"staff"}), as_of=NOW)
-    assert ids(engine.search(QUERY, globex, limit=10)) == ["other-tenant#1"]
-
-
-def test_the_index_survives_a_reopen(engine: Engine) -> None:
-    before = ids(engine.search(QUERY, SCOPE, limit=10))
-    engine.reopen()
-    assert ids(engine.search(QUERY, SCOPE, limit=10)) == before
-    assert engine.index.count() == len(CORPUS)
-
-
-def test_ranks_start_at_one_and_scores_do_not_increase(engine: Engine) -> None:
-    hits = engine.search(QUERY, AccessScope("acme", frozenset({"staff", "hr"}), as_of=NOW), 10)
-    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
-    scores = [h.score for h in hits]
-    assert scores == sorted(scores, reverse=True)
 
 
 def test_query_syntax_in_questions_is_neutralised() -> None:

@@ -21,9 +21,9 @@ from services.retriever.builds import Build
 from services.retriever.engines.edge_dense import EdgeDenseIndex
 from services.retriever.engines.tantivy_sparse import TantivySparseIndex
 from services.retriever.model import AccessScope
-from services.retriever.rerank import CrossEncoderReranker
+from services.retriever.rerank import CrossEncoderReranker, RerankerLoadError, load_reranker
 from services.retriever.search import HybridSearcher, SearchOptions, SearchOutcome
-from tests.unit.test_engines import CORPUS, NOW
+from tests.engine_contract import CORPUS, NOW
 
 pytestmark = pytest.mark.models
 EMBEDDER = OnnxMiniLMEmbedder()
@@ -81,6 +81,13 @@ def test_scores_are_one_per_passage_and_deterministic(reranker: CrossEncoderRera
     assert reranker.score("hotel limit", []) == []
 
 
-def test_a_missing_model_folder_is_named(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="reranker model folder not found"):
-        CrossEncoderReranker(tmp_path / "absent")
+def test_a_missing_or_foreign_model_folder_is_named(tmp_path: Path) -> None:
+    with pytest.raises(RerankerLoadError, match="reranker model folder not found"):
+        load_reranker(tmp_path / "absent")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RerankerLoadError, match="neither a ragway reranker artifact"):
+        load_reranker(tmp_path / "empty")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "artifact.json").write_text('{"format": "someone-else/9"}')
+    with pytest.raises(RerankerLoadError, match="artifact format 'someone-else/9'"):
+        load_reranker(tmp_path / "other")

@@ -28,6 +28,7 @@ from services.gateway.clients import ServiceClients
 from services.gateway.resilience import CircuitOpenError
 from services.gateway.runs.context import PackedPassage, pack
 from services.gateway.runs.models import (
+    TERMINAL_EVENTS,
     Citation,
     Degradation,
     ErrorInfo,
@@ -138,7 +139,13 @@ class RunExecutor:
             log.warning("queued run has no record", extra={"run_id": run_id})
             return
         if record.status.finished:
-            return  # delivered twice: already done
+            # Delivered twice: already done. A log without its terminal event (written
+            # by a version that saved the record and the event separately, and died
+            # between them) gets it now, or its streams would never end.
+            if await self._store.last_event_type(run_id) not in TERMINAL_EVENTS:
+                log.warning("finished run had no terminal event", extra={"run_id": run_id})
+                await self._finish(record)
+            return
         if await self._store.cancel_requested(run_id):
             record.status = RunStatus.CANCELLED  # cancelled while queued: never starts
             await self._finish(record)
@@ -220,6 +227,7 @@ class RunExecutor:
                 url=p.hit.url,
                 version=p.hit.version,
                 score=round(p.hit.score, 6),
+                text=p.hit.text,
             )
             for p in packed
         ]
@@ -337,23 +345,27 @@ class RunExecutor:
 
     async def _finish(self, record: RunRecord) -> None:
         s = self._settings
-        await self._store.save(record, ttl_s=s.record_retention_s)
+        event: tuple[EventType, dict[str, Any]]
         if record.status is RunStatus.SUCCEEDED:
-            await self._store.append(
-                record.id,
+            event = (
                 EventType.COMPLETED,
                 {"status": record.status.value, "timings_ms": record.timings_ms},
             )
         elif record.status is RunStatus.CANCELLED:
-            await self._store.append(record.id, EventType.CANCELLED, {"status": "cancelled"})
+            event = (EventType.CANCELLED, {"status": "cancelled"})
         else:
             assert record.error is not None
-            await self._store.append(
-                record.id,
+            event = (
                 EventType.FAILED,
                 {"status": record.status.value, "error": record.error.model_dump()},
             )
-        await self._store.expire_events(record.id, s.event_retention_s)
+        # Record and terminal event together, or neither (store.finish says why).
+        await self._store.finish(
+            record,
+            *event,
+            record_ttl_s=s.record_retention_s,
+            event_ttl_s=s.event_retention_s,
+        )
         log.info(
             "run finished",
             extra={

@@ -77,6 +77,11 @@ class Source(BaseModel):
     url: str
     version: str
     score: float
+    text: str = Field(
+        default="",
+        description="The passage the generator read, so a reader (or an audit) can check "
+        "the answer against it.",
+    )
 
 
 class Citation(BaseModel):

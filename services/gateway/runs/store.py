@@ -128,6 +128,34 @@ class RunStore:
         )
         return _text(event_id)
 
+    async def finish(
+        self,
+        record: RunRecord,
+        type_: EventType,
+        data: dict[str, Any],
+        *,
+        record_ttl_s: int,
+        event_ttl_s: int,
+    ) -> str:
+        """Save the final record and append the terminal event in one transaction.
+
+        Two separate writes left a window: an executor (or Redis) dying between
+        them left a record that says finished over a log without its terminal
+        event, and the run's streams never ended. MULTI/EXEC is all or nothing,
+        also in the AOF replayed after a crash.
+        """
+        record.updated_at_ms = now_ms()
+        async with self._r.pipeline(transaction=True) as pipe:
+            pipe.set(run_key(record.id), record.model_dump_json(), ex=record_ttl_s)
+            pipe.xadd(events_key(record.id), {"type": type_.value, "data": json.dumps(data)})
+            pipe.expire(events_key(record.id), event_ttl_s)
+            replies = await pipe.execute()
+        return _text(replies[1])
+
+    async def last_event_type(self, run_id: str) -> str | None:
+        entries: Any = await self._r.xrevrange(events_key(run_id), count=1)
+        return _text(entries[0][1][b"type"]) if entries else None
+
     async def request_cancel(self, run_id: str, ttl_s: int) -> None:
         """Flag the run; whichever executor holds it stops at its next step."""
         await self._r.set(cancel_key(run_id), b"1", ex=ttl_s)
@@ -144,9 +172,6 @@ class RunStore:
 
     async def events_exist(self, run_id: str) -> bool:
         return bool(await self._r.exists(events_key(run_id)))
-
-    async def expire_events(self, run_id: str, ttl_s: int) -> None:
-        await self._r.expire(events_key(run_id), ttl_s)
 
     async def read_events(
         self, run_id: str, after: str, *, block_ms: int | None, count: int = 200

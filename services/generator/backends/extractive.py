@@ -45,7 +45,7 @@ POLICY_VERSION = "extractive-policy-1"
 
 @dataclass(frozen=True, slots=True)
 class ExtractiveConfig:
-    min_support: float = 0.48
+    min_support: float = 0.44
     semantic_weight: float = 0.7
     max_sentences: int = 3
     # A second sentence must be nearly as good as the best to join the answer.
@@ -169,7 +169,7 @@ class ExtractiveGenerator:
             yield _refusal(
                 RefusalReason.WEAK_EVIDENCE,
                 f"The closest passages do not answer the question "
-                f"(support {best:.2f} < {self._config.min_support:.2f}).",
+                f"(support {best:.3f} < {self._config.min_support:.3f}).",
                 best,
             )
             return

@@ -11,10 +11,10 @@ import threading
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import qdrant_edge as qe
 
+from services.retriever.engines.payload import chunk_from_payload, chunk_payload
 from services.retriever.model import AccessScope, Candidate, ChunkRecord, Status
 
 VECTOR = "text"
@@ -52,7 +52,7 @@ class EdgeDenseIndex:
         if len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         points = [
-            qe.Point(point_id(c.chunk_id), {VECTOR: [float(x) for x in v]}, _payload(c))
+            qe.Point(point_id(c.chunk_id), {VECTOR: [float(x) for x in v]}, chunk_payload(c))
             for c, v in zip(chunks, vectors, strict=True)
         ]
         with self._lock:
@@ -85,7 +85,7 @@ class EdgeDenseIndex:
         )
         points = self._shard.query(request)
         return [
-            Candidate(chunk=_record(p.payload or {}), score=float(p.score), rank=rank)
+            Candidate(chunk=chunk_from_payload(p.payload or {}), score=float(p.score), rank=rank)
             for rank, p in enumerate(points, start=1)
         ]
 
@@ -107,38 +107,4 @@ def scope_filter(scope: AccessScope) -> qe.Filter:
             qe.FieldCondition("effective_from", range=qe.RangeFloat(lte=scope.as_of)),
             qe.FieldCondition("effective_to", range=qe.RangeFloat(gt=scope.as_of)),
         ]
-    )
-
-
-def _payload(c: ChunkRecord) -> dict[str, Any]:
-    return {
-        "chunk_id": c.chunk_id,
-        "document_id": c.document_id,
-        "tenant": c.tenant,
-        "access_groups": list(c.access_groups),
-        "status": c.status.value,
-        "effective_from": c.effective_from,
-        "effective_to": c.effective_to,
-        "version": c.version,
-        "url": c.url,
-        "title": c.title,
-        "section": c.section,
-        "text": c.text,
-    }
-
-
-def _record(p: dict[str, Any]) -> ChunkRecord:
-    return ChunkRecord(
-        chunk_id=p["chunk_id"],
-        document_id=p["document_id"],
-        tenant=p["tenant"],
-        access_groups=tuple(p["access_groups"]),
-        status=Status(p["status"]),
-        effective_from=int(p["effective_from"]),
-        effective_to=int(p["effective_to"]),
-        version=p["version"],
-        url=p["url"],
-        title=p["title"],
-        section=p["section"],
-        text=p["text"],
     )

@@ -27,7 +27,10 @@ SCHEMA_VERSION = 2
 _SEARCH_FIELDS = ["content"]
 # Everything the query language would interpret (field:, +, -, quotes,
 # brackets, AND/OR) is stripped: user questions are bags of words here.
-_NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
+# Underscores split words too: the en_stem tokenizer splits "weak_evidence"
+# into two tokens, and tantivy's parser turns a word of several tokens into a
+# phrase query (OpenSearch's match query does not): one bag of words for both.
+_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 
 
 def _schema() -> tantivy.Schema:
@@ -49,8 +52,12 @@ def _doc_key(tenant: str, document_id: str) -> str:
 
 
 def sanitize_query(query: str) -> str:
-    """Reduce a question to space-separated words, lowercased (so no AND/OR/NOT)."""
-    return " ".join(w for w in _NON_WORD.split(query.lower()) if w and w != "_")
+    """Reduce a question to its distinct words, lowercased (so no AND/OR/NOT), in order.
+
+    Distinct: tantivy's parser counts a repeated word once, OpenSearch's match
+    query once per occurrence; without duplicates both score alike.
+    """
+    return " ".join(dict.fromkeys(w for w in _NON_WORD.split(query.lower()) if w))
 
 
 class TantivySparseIndex:

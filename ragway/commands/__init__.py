@@ -1,0 +1,1 @@
+"""Sub-commands of ``ragway`` that have grown their own module (eval, train)."""

@@ -1,0 +1,1 @@
+"""Training ragway's own models from BEIR-format data (the cross-encoder reranker)."""

@@ -1,0 +1,180 @@
+"""Congruence: the same queries on each pair of backends return the same ids in the same order.
+
+Pairs: tantivy vs OpenSearch (BM25) and qdrant-edge vs qdrant-client local mode
+(dense), on the demo knowledge base (docs/, kb/demo/, the multi-tenant fixtures)
+with the demo QA questions under several access scopes; then a whole retriever
+process on OpenSearch + qdrant-client against one on the embedded engines,
+through the gRPC API. The one allowed difference (``compare_top``): documents
+whose scores tie may come in either order, and a tie group cut by the end of
+the top-10 may hold different members. Lucene's BM25 scores are tantivy's
+divided by (k1 + 1) = 2.2; that is checked too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import yaml
+from opensearchpy import OpenSearch
+from qdrant_client import QdrantClient
+
+from ragway.evaluation.congruence import LUCENE_TO_TANTIVY, compare_top
+from ragway.kb import Defaults, Document, discover, parse_document
+from ragway.launcher import Stack, StackConfig
+from ragway.loading import load_documents
+from ragway.v1 import retriever_pb2, retriever_pb2_grpc
+from services.retriever.engines.edge_dense import EdgeDenseIndex
+from services.retriever.engines.opensearch_sparse import OpenSearchSparseIndex
+from services.retriever.engines.qdrant_dense import QdrantDenseIndex
+from services.retriever.engines.tantivy_sparse import TantivySparseIndex
+from services.retriever.model import AccessScope, ChunkRecord
+from services.retriever.servicer import _record as chunk_record
+from tests.conftest import FIXTURES, ROOT
+from tests.engine_contract import EMBEDDER
+
+NOW = 1_800_000_000
+SCOPES = [
+    AccessScope("demo", frozenset({"public"}), as_of=NOW),
+    AccessScope("demo", frozenset({"public", "sre"}), as_of=NOW),
+    AccessScope("acme", frozenset({"staff"}), as_of=NOW),
+    AccessScope("acme", frozenset({"staff", "hr"}), as_of=NOW),
+]
+QUESTIONS: list[str] = [
+    item["question"] for item in yaml.safe_load((FIXTURES / "demo-qa.yaml").read_text())["items"]
+] + ["hotel limit per night", "expense report deadline", "RAGWAY_SPARSE_BACKEND opensearch"]
+
+
+def documents() -> list[Document]:
+    return [
+        parse_document(path, root, Defaults(tenant="demo", groups=("public",)))
+        for path, root in discover([ROOT / "docs", ROOT / "kb/demo", FIXTURES / "kb"])
+    ]
+
+
+@pytest.fixture(scope="module")
+def chunks() -> list[ChunkRecord]:
+    return [chunk_record(c) for d in documents() for c in d.chunks]
+
+
+def test_bm25_on_opensearch_ranks_as_tantivy(
+    chunks: list[ChunkRecord], opensearch: OpenSearch, unique: str, tmp_path: Path
+) -> None:
+    tantivy = TantivySparseIndex(tmp_path / "sparse")
+    server = OpenSearchSparseIndex(opensearch, unique)
+    tantivy.upsert(chunks)
+    server.upsert(chunks)
+    verdicts = {"identical": 0, "tie-order": 0, "different": 0}
+    try:
+        for scope in SCOPES:
+            for q in QUESTIONS:
+                a, b = tantivy.search(q, scope, 10), server.search(q, scope, 10)
+                verdict = compare_top(a, b, scale=LUCENE_TO_TANTIVY)
+                assert verdict != "different", (
+                    q,
+                    scope,
+                    [(c.chunk.chunk_id, c.score) for c in a],
+                    [(c.chunk.chunk_id, c.score * LUCENE_TO_TANTIVY) for c in b],
+                )
+                verdicts[verdict] += 1
+    finally:
+        tantivy.close()
+        opensearch.indices.delete(index=unique)
+    # Ties are the exception: most lists must match exactly, not only up to ties.
+    assert verdicts["identical"] >= 0.9 * sum(verdicts.values()), verdicts
+
+
+def test_qdrant_client_ranks_as_the_embedded_engine(
+    chunks: list[ChunkRecord], tmp_path: Path
+) -> None:
+    vectors = EMBEDDER.embed([c.embedding_text for c in chunks]).tolist()
+    edge = EdgeDenseIndex(tmp_path / "dense", dim=EMBEDDER.dim)
+    client = QdrantClient(path=str(tmp_path / "qdrant"))
+    local = QdrantDenseIndex(client, "congruence", dim=EMBEDDER.dim)
+    edge.upsert(chunks, vectors)
+    local.upsert(chunks, vectors)
+    try:
+        for scope in SCOPES:
+            for q in QUESTIONS:
+                v = EMBEDDER.embed([q])[0].tolist()
+                a, b = edge.search(v, scope, 10), local.search(v, scope, 10)
+                assert compare_top(a, b) != "different", (q, scope)
+    finally:
+        edge.close()
+        client.close()
+
+
+def _search(addr: str, query: str, mode: int, groups: list[str]) -> list[str]:
+    with grpc.insecure_channel(addr) as channel:
+        stub = retriever_pb2_grpc.RetrieverStub(channel)
+        reply = stub.Search(
+            retriever_pb2.SearchRequest(
+                query=query,
+                tenant="demo",
+                access_groups=groups,
+                top_k=8,
+                candidate_depth=50,
+                mode=mode,  # type: ignore[arg-type]
+                rerank=retriever_pb2.RERANK_MODE_OFF,
+                budget_ms=30_000,
+            ),
+            timeout=60,
+        )
+    return [h.chunk_id for h in reply.hits]
+
+
+@pytest.fixture(scope="module")
+def retrievers(
+    tmp_path_factory: pytest.TempPathFactory, opensearch_url: str
+) -> Iterator[dict[str, Any]]:
+    """Two retriever processes loaded with the demo KB: embedded, and on the servers."""
+    prefix = "c" + tmp_path_factory.mktemp("prefix").name.lower().replace("_", "-")[-10:] + "-"
+    servers = {
+        "RAGWAY_SPARSE_BACKEND": "opensearch",
+        "RAGWAY_OPENSEARCH_URL": opensearch_url,
+        "RAGWAY_OPENSEARCH_INDEX_PREFIX": prefix,
+        "RAGWAY_DENSE_BACKEND": "qdrant",
+        "RAGWAY_QDRANT_URL": "local",
+        "RAGWAY_INITIAL_BUILD_ID": "b-initial",
+    }
+    stacks = {}
+    try:
+        for name, env in (("embedded", {}), ("servers", servers)):
+            config = StackConfig.on_free_ports(tmp_path_factory.mktemp(name), extra_env=env)
+            stacks[name] = Stack(config)
+            stacks[name].start_service("retriever")
+            load_documents(config.retriever_addr, documents())
+        yield {"addrs": {n: s.config.retriever_addr for n, s in stacks.items()}, "prefix": prefix}
+    finally:
+        for s in stacks.values():
+            s.stop()
+
+
+@pytest.mark.parametrize(
+    "mode",
+    [
+        retriever_pb2.SEARCH_MODE_SPARSE,
+        retriever_pb2.SEARCH_MODE_DENSE,
+        retriever_pb2.SEARCH_MODE_HYBRID,
+    ],
+)
+def test_a_retriever_on_servers_answers_as_the_embedded_one(
+    retrievers: dict[str, Any], mode: int
+) -> None:
+    addrs = retrievers["addrs"]
+    for groups in (["public"], ["public", "sre"]):
+        for q in QUESTIONS[:12]:
+            embedded = _search(addrs["embedded"], q, mode, groups)
+            servers = _search(addrs["servers"], q, mode, groups)
+            assert embedded, q
+            assert servers == embedded, (q, groups)
+
+
+def test_the_live_alias_is_published_on_opensearch(
+    retrievers: dict[str, Any], opensearch: OpenSearch
+) -> None:
+    prefix = retrievers["prefix"]
+    assert set(opensearch.indices.get_alias(name=prefix + "live")) == {prefix + "b-initial"}
