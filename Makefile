@@ -37,7 +37,7 @@ $(STAMP): pyproject.toml requirements.lock
 install: $(STAMP) ## Create .venv with the pinned dependencies (done by the other targets)
 
 .PHONY: up
-up: $(STAMP) ## Start Redis, retriever, generator and gateway on loopback, load the demo KB (ARGS="--port 8080")
+up: $(STAMP) ## Start Redis, retriever, generator, gateway, ingest API and worker on loopback, load the demo KB (ARGS="--port 8080")
 	$(BIN)/ragway up $(ARGS)
 
 .PHONY: test
