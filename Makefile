@@ -8,6 +8,10 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 WHEELHOUSE ?= $(HOME)/.cache/ragway/wheels
 PROTOS := $(wildcard proto/ragway/v1/*.proto)
+# Packages installed without their declared dependencies (see the file).
+NODEPS := requirements-nodeps.lock
+# llama-cpp-python publishes no wheels: the wheel built here goes into the wheelhouse.
+LLAMA_CPP := $(shell sed -n 's/^llama[-_]cpp[-_]python==//p' requirements.lock)
 
 # Thread pools set deliberately: numpy's BLAS pool and onnxruntime/torch each
 # start one thread per core and oversubscribe a small machine (INFRA.md).
@@ -20,7 +24,7 @@ export TRANSFORMERS_OFFLINE := 1
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*?## "} /^[a-zA-Z_-]+:.*?## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-$(STAMP): pyproject.toml requirements.lock
+$(STAMP): pyproject.toml requirements.lock $(NODEPS)
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "ragway needs Python 3.11, found " + sys.version.split()[0]' \
 	  || { echo "error: set PYTHON=python3.11 (ragway needs Python 3.11)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,7 +33,14 @@ $(STAMP): pyproject.toml requirements.lock
 	# ~3 GB) between runs and clones: files already there are not fetched again.
 	# (pip's HTTP cache does not help: the registry here marks responses no-store.)
 	$(BIN)/python -m pip download --quiet --dest $(WHEELHOUSE) -r requirements.lock
+	$(BIN)/python -m pip download --quiet --no-deps --dest $(WHEELHOUSE) -r $(NODEPS)
+	# llama-cpp-python comes as source only: compile it once per machine (C++,
+	# minutes on 2 cores) into the wheelhouse; later installs take the wheel.
+	compgen -G '$(WHEELHOUSE)/llama_cpp_python-$(LLAMA_CPP)-*.whl' >/dev/null \
+	  || nice -n 10 $(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir $(WHEELHOUSE) \
+	       $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_CPP).tar.gz
 	$(BIN)/python -m pip install --quiet --no-index --find-links $(WHEELHOUSE) -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-index --no-deps --find-links $(WHEELHOUSE) -r $(NODEPS)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
@@ -154,8 +165,8 @@ openapi: $(STAMP) ## Write the gateway's OpenAPI spec to docs/openapi.json
 .PHONY: lock
 lock: ## Re-resolve requirements.lock from pyproject.toml (needs the registry)
 	rm -rf /tmp/ragway-lock && $(PYTHON) -m venv /tmp/ragway-lock
-	/tmp/ragway-lock/bin/pip install --quiet -e '.[dev]'
-	{ echo '# Every package, pinned: resolved from pyproject.toml ([dev] included) by `make lock`.'; \
+	/tmp/ragway-lock/bin/pip install --quiet -e '.[dev,llm]'
+	{ echo '# Every package, pinned: resolved from pyproject.toml ([dev,llm] included) by `make lock`.'; \
 	  /tmp/ragway-lock/bin/pip freeze --exclude-editable | grep -v '^-e '; \
 	  /tmp/ragway-lock/bin/pip freeze --all | grep '^setuptools=='; } > requirements.lock
 

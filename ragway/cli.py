@@ -6,6 +6,7 @@ import json
 import signal
 import sys
 import time
+from enum import StrEnum
 from pathlib import Path
 from types import FrameType
 from typing import Annotated
@@ -37,6 +38,12 @@ DEMO_KB = [Path("docs"), Path("kb/demo")]
 DEMO_KEYS = {"rgw-demo-public-key": "public", "rgw-demo-sre-key": "public + sre"}
 
 
+class GeneratorChoice(StrEnum):
+    extractive = "extractive"
+    llama = "llama"
+    openai = "openai"
+
+
 class _Stop(Exception):
     pass
 
@@ -54,6 +61,13 @@ def up(
     ingest_port: Annotated[int, typer.Option(help="Ingest webhook API port")] = 7103,
     data_dir: Annotated[Path, typer.Option(help="Redis AOF, indexes and logs")] = Path("var"),
     kb: Annotated[list[Path] | None, typer.Option(help="Knowledge folders to load")] = None,
+    generator: Annotated[
+        GeneratorChoice | None,
+        typer.Option(
+            help="Generator backend: extractive, llama (the packaged local model) or openai "
+            "(RAGWAY_LLM_* settings); default RAGWAY_GENERATOR_BACKEND, else extractive"
+        ),
+    ] = None,
 ) -> None:
     """Start Redis, retriever, generator, gateway, ingest API and worker; load the demo KB."""
     from ragway.launcher import LaunchError, Stack, StackConfig
@@ -66,6 +80,7 @@ def up(
         generator_port=generator_port,
         gateway_port=port,
         ingest_port=ingest_port,
+        extra_env={"RAGWAY_GENERATOR_BACKEND": generator.value} if generator else {},
     )
     stack = Stack(config)
     # Both signals, explicitly: a shell starting us in the background ignores

@@ -53,6 +53,8 @@ class _RefusalReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Refusal
     """no passages reached the generator"""
     REFUSAL_REASON_WEAK_EVIDENCE: _RefusalReason.ValueType  # 2
     """passages exist but none supports an answer"""
+    REFUSAL_REASON_MODEL_ABSTAINED: _RefusalReason.ValueType  # 3
+    """the model answered with the refusal marker"""
 
 class RefusalReason(_RefusalReason, metaclass=_RefusalReasonEnumTypeWrapper): ...
 
@@ -61,6 +63,8 @@ REFUSAL_REASON_NO_EVIDENCE: RefusalReason.ValueType  # 1
 """no passages reached the generator"""
 REFUSAL_REASON_WEAK_EVIDENCE: RefusalReason.ValueType  # 2
 """passages exist but none supports an answer"""
+REFUSAL_REASON_MODEL_ABSTAINED: RefusalReason.ValueType  # 3
+"""the model answered with the refusal marker"""
 Global___RefusalReason: _TypeAlias = RefusalReason  # noqa: Y015
 
 @_typing.final
@@ -160,6 +164,59 @@ class TextDelta(_message.Message):
 Global___TextDelta: _TypeAlias = TextDelta  # noqa: Y015
 
 @_typing.final
+class GeneratorDegradation(_message.Message):
+    """Something that changed the answer on its way out: a check that dropped a
+    citation or a sentence, a budget that ran out, a fallback to the extractive
+    backend. The gateway stores each in the run record's `degraded` list.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """e.g. "llm_no_first_token", "unknown_citation", "unsupported_number" """
+    detail: _builtins.str
+    """human-readable"""
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+        detail: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "detail", b"detail"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GeneratorDegradation: _TypeAlias = GeneratorDegradation  # noqa: Y015
+
+@_typing.final
+class AnswerReset(_message.Message):
+    """Every delta sent so far is void; the deltas that follow (their index starts
+    again at 0) replace them. Sent when an answer that was already streaming is
+    replaced, e.g. by the extractive fallback after a failed check.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REASON_FIELD_NUMBER: _builtins.int
+    reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AnswerReset: _TypeAlias = AnswerReset  # noqa: Y015
+
+@_typing.final
 class GenerateFinal(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -172,6 +229,7 @@ class GenerateFinal(_message.Message):
     PROMPT_VERSION_FIELD_NUMBER: _builtins.int
     EVIDENCE_SCORE_FIELD_NUMBER: _builtins.int
     ANSWER_FIELD_NUMBER: _builtins.int
+    DEGRADED_FIELD_NUMBER: _builtins.int
     verdict: Global___GroundingVerdict.ValueType
     refusal_reason: Global___RefusalReason.ValueType
     refusal_detail: _builtins.str
@@ -181,7 +239,7 @@ class GenerateFinal(_message.Message):
     evidence_score: _builtins.float
     """the support the verdict was based on"""
     answer: _builtins.str
-    """the full answer text (deltas joined)"""
+    """the full answer text (deltas after the last reset, joined)"""
     @_builtins.property
     def cited_source_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """in order of first citation"""
@@ -190,6 +248,8 @@ class GenerateFinal(_message.Message):
     def cited_passages(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """the [n] numbers, same order"""
 
+    @_builtins.property
+    def degraded(self) -> _containers.RepeatedCompositeFieldContainer[Global___GeneratorDegradation]: ...
     def __init__(
         self,
         *,
@@ -202,10 +262,11 @@ class GenerateFinal(_message.Message):
         prompt_version: _builtins.str = ...,
         evidence_score: _builtins.float = ...,
         answer: _builtins.str = ...,
+        degraded: _abc.Iterable[Global___GeneratorDegradation] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "cited_passages", b"cited_passages", "cited_source_ids", b"cited_source_ids", "evidence_score", b"evidence_score", "model", b"model", "prompt_version", b"prompt_version", "refusal_detail", b"refusal_detail", "refusal_reason", b"refusal_reason", "verdict", b"verdict"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "cited_passages", b"cited_passages", "cited_source_ids", b"cited_source_ids", "degraded", b"degraded", "evidence_score", b"evidence_score", "model", b"model", "prompt_version", b"prompt_version", "refusal_detail", b"refusal_detail", "refusal_reason", b"refusal_reason", "verdict", b"verdict"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -217,21 +278,25 @@ class GenerateResponse(_message.Message):
 
     DELTA_FIELD_NUMBER: _builtins.int
     FINAL_FIELD_NUMBER: _builtins.int
+    RESET_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def delta(self) -> Global___TextDelta: ...
     @_builtins.property
     def final(self) -> Global___GenerateFinal: ...
+    @_builtins.property
+    def reset(self) -> Global___AnswerReset: ...
     def __init__(
         self,
         *,
         delta: Global___TextDelta | None = ...,
         final: Global___GenerateFinal | None = ...,
+        reset: Global___AnswerReset | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["delta", b"delta", "event", b"event", "final", b"final"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["delta", b"delta", "event", b"event", "final", b"final", "reset", b"reset"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["delta", b"delta", "event", b"event", "final", b"final"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["delta", b"delta", "event", b"event", "final", b"final", "reset", b"reset"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["delta", "final"]  # noqa: Y015
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["delta", "final", "reset"]  # noqa: Y015
     _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 

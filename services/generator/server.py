@@ -12,7 +12,11 @@ from ragway.embedding import OnnxMiniLMEmbedder
 from ragway.grpc_server import SERVER_OPTIONS, add_health_and_reflection, bind, serve
 from ragway.v1 import generator_pb2, generator_pb2_grpc
 from services.generator.backends.base import GeneratorBackend
+from services.generator.backends.chat import ChatModel, LLMError
 from services.generator.backends.extractive import ExtractiveConfig, ExtractiveGenerator
+from services.generator.backends.llm import LLMGenerator, LLMPolicy
+from services.generator.backends.openai_compat import OpenAIChatModel, OpenAIConfig
+from services.generator.prompts import PromptTemplate
 from services.generator.servicer import GeneratorServicer
 from services.generator.settings import GeneratorSettings
 
@@ -28,13 +32,66 @@ class GeneratorServer:
 
 
 def build_backend(settings: GeneratorSettings) -> GeneratorBackend:
-    # Only "extractive" exists today; the settings pattern rejects other names.
     embedder = OnnxMiniLMEmbedder(threads=settings.inference_threads)
     embedder.embed(["warm-up"])  # the first inference allocates; keep it off a user's query
     config = ExtractiveConfig(
         min_support=settings.min_support, max_sentences=settings.max_sentences
     )
-    return ExtractiveGenerator(embedder, config)
+    extractive = ExtractiveGenerator(embedder, config)
+    if settings.generator_backend == "extractive":
+        return extractive
+    # LLM backends keep the extractive one: evidence gate and fallback answer.
+    try:
+        model = _chat_model(settings)
+    except LLMError as exc:  # a configuration problem: one clear line at start-up
+        raise ValueError(exc.message) from exc
+    policy = LLMPolicy(
+        first_token_timeout_s=settings.llm_first_token_timeout_s,
+        total_timeout_s=settings.llm_total_timeout_s,
+        fallback_reserve_s=settings.llm_fallback_reserve_s,
+        max_output_tokens=settings.llm_max_output_tokens,
+        max_sentences=settings.llm_max_sentences,
+        max_prompt_passages=settings.llm_max_prompt_passages,
+        number_policy=settings.llm_number_policy,
+        evidence_gate=settings.llm_evidence_gate,
+        attribute_coverage=settings.llm_attribute_coverage,
+    )
+    return LLMGenerator(model, PromptTemplate.load(settings.llm_prompt_file), extractive, policy)
+
+
+def _chat_model(settings: GeneratorSettings) -> ChatModel:
+    if settings.generator_backend == "openai":
+        return OpenAIChatModel(
+            OpenAIConfig(
+                base_url=settings.llm_base_url,
+                model=settings.llm_model,
+                api_key=settings.llm_key(),
+                connect_timeout_s=settings.llm_connect_timeout_s,
+                read_timeout_s=settings.llm_total_timeout_s,
+                attempts=settings.llm_attempts,
+                backoff_s=settings.llm_backoff_s,
+                max_backoff_s=settings.llm_max_backoff_s,
+                temperature=settings.llm_temperature,
+                seed=settings.llm_seed,
+                repeat_penalty=settings.llm_repeat_penalty,
+                extra_body=settings.llm_extra_body,
+            )
+        )
+    from services.generator.backends.llama_local import LlamaChatModel, LlamaConfig, packaged_gguf
+
+    model = LlamaChatModel(
+        LlamaConfig(
+            model_path=settings.llm_model_path or packaged_gguf(),
+            context_tokens=settings.llm_context_tokens,
+            threads=settings.inference_threads,
+            temperature=settings.llm_temperature,
+            seed=settings.llm_seed or 0,
+            repeat_penalty=settings.llm_repeat_penalty or 1.2,
+        )
+    )
+    if settings.llm_model:
+        model.model = settings.llm_model
+    return model
 
 
 def create_server(settings: GeneratorSettings) -> GeneratorServer:

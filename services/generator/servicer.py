@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator
 
 import grpc
@@ -11,15 +12,18 @@ import grpc
 from ragway.v1 import generator_pb2 as pb
 from ragway.v1 import generator_pb2_grpc as pb_grpc
 from services.generator.backends.base import (
+    Degradation,
     Delta,
     Final,
     GenerationRequest,
     GeneratorBackend,
     Passage,
     RefusalReason,
+    Reset,
     Verdict,
 )
 from services.generator.faults import FaultSwitch
+from services.generator.grounding import check_answer
 from services.generator.settings import GeneratorSettings
 
 log = logging.getLogger(__name__)
@@ -33,6 +37,7 @@ _REASON = {
     None: pb.REFUSAL_REASON_UNSPECIFIED,
     RefusalReason.NO_EVIDENCE: pb.REFUSAL_REASON_NO_EVIDENCE,
     RefusalReason.WEAK_EVIDENCE: pb.REFUSAL_REASON_WEAK_EVIDENCE,
+    RefusalReason.MODEL_ABSTAINED: pb.REFUSAL_REASON_MODEL_ABSTAINED,
 }
 
 
@@ -62,10 +67,13 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
             for p in request.passages
         ]
         by_number = {p.number: p for p in passages}
+        remaining = context.time_remaining()
         gen_request = GenerationRequest(
             question=request.question.strip(),
             passages=passages,
             max_output_tokens=request.max_output_tokens or self._settings.default_max_output_tokens,
+            deadline=time.monotonic() + remaining if remaining is not None else None,
+            run_id=request.run_id,
         )
         delay_s = self._faults.delta_delay_s()
         try:
@@ -76,6 +84,8 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
                     yield pb.GenerateResponse(
                         delta=pb.TextDelta(text=event.text, index=event.index)
                     )
+                elif isinstance(event, Reset):
+                    yield pb.GenerateResponse(reset=pb.AnswerReset(reason=event.reason))
                 elif isinstance(event, Final):
                     yield pb.GenerateResponse(final=_final(event, by_number, request.run_id))
                     return
@@ -86,12 +96,36 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
 
 
 def _final(event: Final, by_number: dict[int, Passage], run_id: str) -> pb.GenerateFinal:
-    # Whatever the backend, a citation of a passage that was not in the
-    # context is dropped and logged; it never reaches the caller.
+    # Whatever the backend, the final answer is checked once more: a citation
+    # of a passage that was not in the context is dropped, and it and any
+    # number found in no cited passage are recorded as degradations.
     cited = [n for n in event.cited_passages if n in by_number]
+    degraded = list(event.degraded)
     unknown = [n for n in event.cited_passages if n not in by_number]
+    unsupported: set[str] = set()
+    for check in check_answer(event.answer, by_number):
+        unknown.extend(n for n in check.unknown if n not in unknown)
+        unsupported.update(check.unsupported)
     if unknown:
         log.warning("dropped unknown citations", extra={"run_id": run_id, "numbers": unknown})
+        degraded.append(
+            Degradation(
+                "unknown_citation",
+                f"citation(s) {', '.join(f'[{n}]' for n in unknown)} are not passages "
+                "of the context: dropped",
+            )
+        )
+    if unsupported:
+        log.warning(
+            "answer has unsupported numbers", extra={"run_id": run_id, "numbers": unsupported}
+        )
+        degraded.append(
+            Degradation(
+                "unsupported_number",
+                f"number(s) {', '.join(sorted(unsupported))} of the final answer appear "
+                "in no passage its sentence cites",
+            )
+        )
     return pb.GenerateFinal(
         answer=event.answer,
         cited_passages=cited,
@@ -102,6 +136,7 @@ def _final(event: Final, by_number: dict[int, Passage], run_id: str) -> pb.Gener
         model=event.model,
         prompt_version=event.prompt_version,
         evidence_score=event.evidence_score,
+        degraded=[pb.GeneratorDegradation(code=d.code, detail=d.detail) for d in degraded],
     )
 
 

@@ -16,6 +16,13 @@ from ragway.kb import Defaults, discover, parse_document
 from ragway.launcher import Stack, StackConfig
 from ragway.loading import load_documents
 from tests.conftest import FIXTURES, ROOT
+from tests.llm_servers import (
+    Endpoint,
+    LlamaServer,
+    require_llama_cpp,
+    serve_endpoint,
+    smollm2_path,
+)
 
 KEYS = {
     "acme": "key-acme-staff",
@@ -59,3 +66,20 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 def api(stack: Stack) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=stack.config.gateway_url, timeout=30) as client:
         yield client
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """llama-cpp-python's OpenAI-compatible server with the packaged SmolLM2 model."""
+    require_llama_cpp()
+    server = LlamaServer(tmp_path_factory.mktemp("llama") / "server.log", smollm2_path())
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def llm_endpoint() -> Iterator[Endpoint]:
+    """An OpenAI-compatible endpoint whose replies each test lines up."""
+    yield from serve_endpoint()

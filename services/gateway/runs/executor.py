@@ -4,7 +4,7 @@
                                    │
     executor (any replica) ◀─ XREADGROUP ragway:runs:queue
         ├─ retriever.Search  ─▶ retrieval.completed
-        ├─ generator.Generate ─▶ answer.delta … answer.completed
+        ├─ generator.Generate ─▶ answer.delta … [answer.reset, answer.delta …] answer.completed
         └─ record saved ─▶ run.completed | run.failed ─▶ XACK, events expire later
 
 A client that disconnects changes nothing here; it replays the stream later.
@@ -50,6 +50,7 @@ _MODES = {
 _REFUSAL = {
     generator_pb2.REFUSAL_REASON_NO_EVIDENCE: "no_evidence",
     generator_pb2.REFUSAL_REASON_WEAK_EVIDENCE: "weak_evidence",
+    generator_pb2.REFUSAL_REASON_MODEL_ABSTAINED: "model_abstained",
 }
 
 
@@ -284,13 +285,21 @@ class RunExecutor:
         record.refusal_detail = final.refusal_detail or None
         record.model = final.model
         record.prompt_version = final.prompt_version
+        # The generator's checks and budgets, beside the retriever's: a fallback
+        # to the extractive answer, a dropped citation, an unsupported number.
+        generator_degraded = [
+            Degradation(stage="generator", reason=f"{d.code}: {d.detail}") for d in final.degraded
+        ]
+        record.degraded.extend(generator_degraded)
         # A citation is a source the generator was given; anything else is dropped.
         record.citations = [
             Citation.model_validate(sources[n].model_dump())
             for n in final.cited_passages
             if n in sources
         ]
-        await self._store.append(record.id, EventType.ANSWER, _answer_event(record))
+        await self._store.append(
+            record.id, EventType.ANSWER, _answer_event(record, generator_degraded)
+        )
 
     async def _stream_answer(
         self,
@@ -326,6 +335,11 @@ class RunExecutor:
                             {"text": message.delta.text, "index": message.delta.index},
                         )
                         await self._stop_if_cancelled(record)
+                    elif message.HasField("reset"):
+                        # The deltas so far are void; the replacement follows.
+                        await self._store.append(
+                            record.id, EventType.RESET, {"reason": message.reset.reason}
+                        )
                     elif message.HasField("final"):
                         final = message.final
             except grpc.aio.AioRpcError as exc:
@@ -377,7 +391,7 @@ class RunExecutor:
         )
 
 
-def _answer_event(record: RunRecord) -> dict[str, Any]:
+def _answer_event(record: RunRecord, degraded: list[Degradation]) -> dict[str, Any]:
     return {
         "answer": record.answer,
         "citations": [c.model_dump() for c in record.citations],
@@ -388,6 +402,7 @@ def _answer_event(record: RunRecord) -> dict[str, Any]:
         "evidence_score": record.evidence_score,
         "model": record.model,
         "prompt_version": record.prompt_version,
+        "degraded": [d.model_dump() for d in degraded],
     }
 
 

@@ -28,6 +28,7 @@ class EventType(StrEnum):
     STARTED = "run.started"
     RETRIEVAL = "retrieval.completed"
     DELTA = "answer.delta"
+    RESET = "answer.reset"
     ANSWER = "answer.completed"
     COMPLETED = "run.completed"
     FAILED = "run.failed"

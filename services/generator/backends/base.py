@@ -1,4 +1,4 @@
-"""The contract every generator backend implements (extractive now; LLMs later)."""
+"""The contract every generator backend implements: extractive, OpenAI-compatible, local LLM."""
 
 from __future__ import annotations
 
@@ -16,6 +16,15 @@ class Verdict(StrEnum):
 class RefusalReason(StrEnum):
     NO_EVIDENCE = "no_evidence"
     WEAK_EVIDENCE = "weak_evidence"
+    MODEL_ABSTAINED = "model_abstained"
+
+
+@dataclass(frozen=True, slots=True)
+class Degradation:
+    """A check or budget that changed the answer (a dropped citation, a fallback, ...)."""
+
+    code: str
+    detail: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +44,23 @@ class GenerationRequest:
     question: str
     passages: Sequence[Passage]
     max_output_tokens: int = 256
+    # When the caller stops waiting, as a time.monotonic() value (the gRPC
+    # deadline); None: no deadline. LLM backends fit their budgets inside it.
+    deadline: float | None = None
+    run_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Delta:
     text: str
     index: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reset:
+    """The deltas so far are void; the deltas that follow (index from 0) replace them."""
+
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +73,18 @@ class Final:
     refusal_reason: RefusalReason | None = None
     refusal_detail: str = ""
     evidence_score: float = 0.0
+    degraded: list[Degradation] = field(default_factory=list)
 
 
-GenerationEvent = Delta | Final
+GenerationEvent = Delta | Reset | Final
 
 
 class GeneratorBackend(Protocol):
-    """Streams deltas, then exactly one ``Final``. Must cite passages by number."""
+    """Streams deltas (and possibly a ``Reset``), then exactly one ``Final``.
+
+    The answer cites passages as ``[n]``; the ``Final``'s answer equals the
+    deltas after the last ``Reset``, joined.
+    """
 
     name: str
 

@@ -81,6 +81,10 @@ class ExtractiveGenerator:
         self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._cache_lock = threading.Lock()
 
+    @property
+    def min_support(self) -> float:
+        return self._config.min_support
+
     def score(self, question: str, passages: Sequence[Passage]) -> list[ScoredSentence]:
         """Every candidate sentence with its support, best first."""
         candidates = [
@@ -164,6 +168,18 @@ class ExtractiveGenerator:
             return
         # Embedding is CPU work: keep it off the event loop.
         scored = await asyncio.to_thread(self.score, request.question, request.passages)
+        async for event in self.answer(request, scored):
+            yield event
+
+    async def answer(
+        self, request: GenerationRequest, scored: list[ScoredSentence]
+    ) -> AsyncIterator[GenerationEvent]:
+        """The answer from sentences already scored (LLM backends fall back to this)."""
+        if not request.passages:
+            yield _refusal(
+                RefusalReason.NO_EVIDENCE, "No passage in the knowledge base matched the question."
+            )
+            return
         best = scored[0].support if scored else 0.0
         if best < self._config.min_support:
             yield _refusal(

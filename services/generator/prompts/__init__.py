@@ -1,0 +1,110 @@
+"""The versioned prompt contract: templates in files, passages enclosed as data.
+
+The system message holds the policy; the user message holds the passages, each
+inside ``<passage id="n" …>`` tags, and then the question. Retrieved text never
+reaches the system message. Before a passage is enclosed, anything that could
+close the data block or open a role (``</passage>``, ``<system>``) is defused,
+the refusal marker is removed, and sentences that address the model with
+instructions are replaced (``services.generator.injection``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from services.generator.backends.base import Passage
+from services.generator.injection import redact_instructions
+
+PROMPTS_DIR = Path(__file__).resolve().parent
+DEFAULT_PROMPT = PROMPTS_DIR / "grounded-answer.yaml"
+_TAG = re.compile(r"<(/?\s*(?:passages?|system|user|assistant|instructions?|question)\b)", re.I)
+_REQUIRED = ("name", "version", "refusal_marker", "system", "passage", "user")
+
+
+class PromptError(ValueError):
+    """A prompt template file that cannot be used."""
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPrompt:
+    messages: list[dict[str, str]]
+    # Passage numbers whose text lost a sentence that addressed the model.
+    redacted: dict[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class PromptTemplate:
+    name: str
+    version: str  # "<name>-v<n>+<sha256 prefix>": what every run record stores
+    refusal_marker: str
+    system: str
+    passage: str
+    user: str
+
+    @classmethod
+    def load(cls, path: Path = DEFAULT_PROMPT) -> PromptTemplate:
+        try:
+            raw = path.read_bytes()
+            data: Any = yaml.safe_load(raw)
+        except (OSError, yaml.YAMLError) as exc:
+            raise PromptError(f"cannot read prompt template {path}: {exc}") from exc
+        if not isinstance(data, dict):
+            raise PromptError(f"prompt template {path} is not a mapping")
+        missing = [k for k in _REQUIRED if not data.get(k)]
+        if missing:
+            raise PromptError(f"prompt template {path} lacks {', '.join(missing)}")
+        marker = str(data["refusal_marker"])
+        if not re.fullmatch(r"[A-Z][A-Z0-9_]{5,}", marker):
+            raise PromptError(
+                f"refusal_marker {marker!r} in {path} must be an upper-case token "
+                "(letters, digits, _; at least 6 characters)"
+            )
+        digest = hashlib.sha256(raw).hexdigest()[:8]
+        return cls(
+            name=str(data["name"]),
+            version=f"{data['name']}-v{data['version']}+{digest}",
+            refusal_marker=marker,
+            system=str(data["system"]),
+            passage=str(data["passage"]),
+            user=str(data["user"]),
+        )
+
+    def render(
+        self, question: str, passages: Sequence[Passage], max_sentences: int
+    ) -> RenderedPrompt:
+        blocks: list[str] = []
+        redacted: dict[int, int] = {}
+        for p in passages:
+            text, removed = redact_instructions(p.text)
+            if removed:
+                redacted[p.number] = removed
+            blocks.append(
+                self.passage.format(
+                    number=p.number,
+                    title=self._attribute(p.title),
+                    section=self._attribute(p.section),
+                    text=self._data(text),
+                ).strip()
+            )
+        system = self.system.format(
+            refusal_marker=self.refusal_marker, max_sentences=max_sentences
+        ).strip()
+        user = self.user.format(passages="\n".join(blocks), question=self._data(question)).strip()
+        return RenderedPrompt(
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+            redacted=redacted,
+        )
+
+    def _data(self, text: str) -> str:
+        """Text that stays data: no tag can close the block, no marker can fake a refusal."""
+        return _TAG.sub(r"&lt;\1", text.replace(self.refusal_marker, "[marker removed]"))
+
+    def _attribute(self, text: str) -> str:
+        return self._data(text).replace('"', "'").replace("\n", " ")
