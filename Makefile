@@ -48,7 +48,7 @@ $(STAMP): pyproject.toml requirements.lock $(NODEPS)
 install: $(STAMP) ## Create .venv with the pinned dependencies (done by the other targets)
 
 .PHONY: up
-up: $(STAMP) ## Start Redis, retriever, generator and gateway on loopback, load the demo KB (ARGS="--port 8080")
+up: $(STAMP) ## Start Redis, retriever, generator, gateway, ingest API and worker on loopback, load the demo KB (ARGS="--port 8080")
 	$(BIN)/ragway up $(ARGS)
 
 .PHONY: test
@@ -131,6 +131,10 @@ deploy-check: $(STAMP) ## Validate docker-compose.yml (docker compose config) an
 	  chmod -R u+w /tmp/ragway-compose && mkdir -p $(HOME)/.docker/cli-plugins && \
 	  (cd /tmp/ragway-compose && go build -o $(HOME)/.docker/cli-plugins/docker-compose ./cmd); }
 	$(BIN)/python scripts/validate_deploy.py --kustomize $(KUSTOMIZE)
+
+.PHONY: bench-ingest
+bench-ingest: $(STAMP) ## Ingestion throughput on SciFact against the embedder's raw throughput (var/bench/ingest.md)
+	$(BIN)/python scripts/bench_ingest.py --dataset $(SCIFACT)
 
 .PHONY: lint
 lint: $(STAMP) ## ruff (lint + format check) and mypy --strict

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ragway.commands.builds import builds_app, ingest
 from ragway.commands.congruence import eval_congruence
 from ragway.commands.evaluate import eval_app
 from ragway.commands.opensearch import opensearch_node
@@ -28,6 +29,8 @@ kb_app = typer.Typer(help="Load documents into a knowledge build.", no_args_is_h
 app.add_typer(kb_app, name="kb")
 app.add_typer(eval_app, name="eval")
 app.add_typer(train_app, name="train")
+app.add_typer(builds_app, name="builds")
+app.command("ingest")(ingest)
 console = Console()
 err = Console(stderr=True)
 
@@ -55,6 +58,7 @@ def up(
     redis_port: Annotated[int, typer.Option(help="Redis-protocol server port")] = 6390,
     retriever_port: Annotated[int, typer.Option(help="Retriever gRPC port")] = 7101,
     generator_port: Annotated[int, typer.Option(help="Generator gRPC port")] = 7102,
+    ingest_port: Annotated[int, typer.Option(help="Ingest webhook API port")] = 7103,
     data_dir: Annotated[Path, typer.Option(help="Redis AOF, indexes and logs")] = Path("var"),
     kb: Annotated[list[Path] | None, typer.Option(help="Knowledge folders to load")] = None,
     generator: Annotated[
@@ -65,7 +69,7 @@ def up(
         ),
     ] = None,
 ) -> None:
-    """Start Redis, retriever, generator and gateway on loopback and load the demo KB."""
+    """Start Redis, retriever, generator, gateway, ingest API and worker; load the demo KB."""
     from ragway.launcher import LaunchError, Stack, StackConfig
 
     started = time.monotonic()
@@ -75,6 +79,7 @@ def up(
         retriever_port=retriever_port,
         generator_port=generator_port,
         gateway_port=port,
+        ingest_port=ingest_port,
         extra_env={"RAGWAY_GENERATOR_BACKEND": generator.value} if generator else {},
     )
     stack = Stack(config)
@@ -86,14 +91,19 @@ def up(
         with console.status("Starting Redis server, retriever and generator…"):
             stack.start_backends()
         _load(config.retriever_addr, kb or DEMO_KB, tenant="demo", groups=["public"])
-        with console.status("Starting gateway…"):
+        with console.status("Starting gateway, ingest API and worker…"):
             stack.start_gateway()
+            stack.start_ingest()
         ready_s = time.monotonic() - started
         console.print(f"\n[bold green]ragway is ready[/] in {ready_s:.1f} s")
         console.print(f"  Open [bold]{config.gateway_url}/[/] and ask a question.")
         console.print(f"  API docs: {config.gateway_url}/docs   Logs: {stack.logs_dir}/")
         for key, groups in DEMO_KEYS.items():
             console.print(f"  Demo API key [cyan]{key}[/] (tenant demo; groups {groups})")
+        console.print(
+            f"  Webhooks: POST {config.ingest_url}/v1/webhooks/documents "
+            f"(demo secret {config.webhook_secret}; docs/ingestion.md)"
+        )
         console.print("  Press Ctrl-C to stop.\n")
         while True:
             dead = stack.dead()

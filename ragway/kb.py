@@ -1,42 +1,61 @@
-"""Loads a folder of Markdown documents into a knowledge build through the retriever.
+"""Documents from files or webhook payloads: metadata, parsing and chunks.
 
-Each ``.md`` file is one document. Optional YAML front matter sets its metadata:
+Formats (by file suffix or content type): Markdown (``.md``, ``.markdown``),
+HTML (``.html``, ``.htm``), plain text (``.txt``) and PDF (``.pdf``). Metadata
+comes from the source itself (YAML front matter in Markdown and text,
+``<meta name="...">`` in HTML, the PDF's title), then from a sidecar file
+``<file>.meta.yaml`` beside it, then from the loader's defaults:
 
     ---
-    title: Streaming and replay       # default: first '# ' heading, else file name
+    title: Streaming and replay       # default: first '# ' heading / <title>, else file name
     document_id: streaming            # default: path relative to the folder, no suffix
     url: /docs/streaming              # default: empty
     version: "1.0"                    # default: "1"
-    tenant: demo                      # default: the loader's --tenant
-    groups: [public]                  # default: the loader's --groups
+    tenant: demo                      # required (or the loader's --tenant)
+    groups: [public]                  # required (or the loader's --groups)
     status: current                   # current | deprecated | draft
     effective_from: 2026-01-01        # optional dates (UTC)
     effective_to: 2027-01-01
     ---
 
-Chunks follow the headings: each section becomes one chunk carrying its heading
-path; long sections split at paragraph boundaries. Chunk ids are stable
-(document id + heading path + part), so reloading replaces rather than duplicates.
-(Full parsing and chunking — HTML, tables, dedupe — comes with ingestion.)
+Chunking (ragway.chunking) follows the structure: heading sections, whole
+lists, tables and code blocks, a size limit applied afterwards. Chunk ids are
+stable (document id + heading path + part), so reloading replaces rather than
+duplicates.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
-from collections.abc import Iterator, Sequence
+import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from ragway.chunking import MAX_CHUNK_WORDS, chunk_blocks, slug
+from ragway.parsing import Parsed, ParseError, parse
 from ragway.v1 import retriever_pb2
 
-MAX_CHUNK_WORDS = 220
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
-_SLUG = re.compile(r"[^a-z0-9]+")
+__all__ = ["MAX_CHUNK_WORDS", "Defaults", "Document", "DocumentError", "slug"]
+
+SUFFIXES = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".txt": "text",
+    ".pdf": "pdf",
+}
+CONTENT_TYPES = {
+    "text/markdown": "markdown",
+    "text/html": "html",
+    "text/plain": "text",
+    "application/pdf": "pdf",
+}
+SIDECAR = ".meta.yaml"
 _STATUS = {
     "current": retriever_pb2.DOCUMENT_STATUS_CURRENT,
     "deprecated": retriever_pb2.DOCUMENT_STATUS_DEPRECATED,
@@ -50,8 +69,11 @@ class DocumentError(ValueError):
 
 @dataclass(frozen=True)
 class Defaults:
-    tenant: str = "demo"
+    """Metadata for documents that do not set it; None/empty makes the field required."""
+
+    tenant: str | None = "demo"
     groups: tuple[str, ...] = ("public",)
+    max_words: int = MAX_CHUNK_WORDS
 
 
 @dataclass
@@ -67,141 +89,165 @@ class Document:
     effective_to: int
     body: str
     chunks: list[retriever_pb2.Chunk] = field(default_factory=list)
-
-
-def slug(text: str) -> str:
-    return _SLUG.sub("-", text.lower()).strip("-") or "section"
+    source_format: str = "markdown"
+    checksum: str = ""  # sha256 of the source bytes
 
 
 def parse_document(path: Path, root: Path, defaults: Defaults) -> Document:
+    kind = SUFFIXES.get(path.suffix.lower())
+    if kind is None:
+        raise DocumentError(
+            f"{path}: unknown type {path.suffix or '(no suffix)'!r}; "
+            f"known: {', '.join(sorted(SUFFIXES))}"
+        )
     try:
-        raw = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DocumentError(f"{path}: cannot read: {exc}") from exc
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DocumentError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     meta: dict[str, Any] = {}
-    match = _FRONT_MATTER.match(raw)
-    if match:
+    sidecar = path.with_name(path.name + SIDECAR)
+    if sidecar.is_file():
         try:
-            loaded = yaml.safe_load(match.group(1)) or {}
-        except yaml.YAMLError as exc:
-            raise DocumentError(f"{path}: invalid front matter: {exc}") from exc
+            loaded = yaml.safe_load(sidecar.read_text(encoding="utf-8")) or {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise DocumentError(f"{path}: invalid sidecar {sidecar.name}: {exc}") from exc
         if not isinstance(loaded, dict):
-            raise DocumentError(f"{path}: front matter must be a mapping")
+            raise DocumentError(f"{path}: sidecar {sidecar.name} must hold a mapping")
         meta = loaded
-        raw = raw[match.end() :]
-    if not raw.strip():
-        raise DocumentError(f"{path}: empty document")
-    status_name = str(meta.get("status", "current"))
-    if status_name not in _STATUS:
-        raise DocumentError(f"{path}: status {status_name!r} is not one of {sorted(_STATUS)}")
-    groups = meta.get("groups", list(defaults.groups))
-    if isinstance(groups, str):
-        groups = [groups]
-    if not groups or not all(isinstance(g, str) and g for g in groups):
-        raise DocumentError(f"{path}: groups must be a non-empty list of names")
-    first_heading = next((m.group(2) for m in map(_HEADING.match, raw.splitlines()) if m), None)
-    doc = Document(
-        document_id=str(
-            meta.get("document_id") or path.relative_to(root).with_suffix("").as_posix()
-        ),
-        title=str(meta.get("title") or first_heading or path.stem),
-        url=str(meta.get("url", "")),
-        version=str(meta.get("version", "1")),
-        tenant=str(meta.get("tenant", defaults.tenant)),
-        groups=list(groups),
-        status=_STATUS[status_name],
-        effective_from=_unix(meta.get("effective_from"), path, "effective_from"),
-        effective_to=_unix(meta.get("effective_to"), path, "effective_to"),
-        body=raw,
-    )
-    doc.chunks = list(_chunks(doc))
-    if not doc.chunks:
-        raise DocumentError(f"{path}: no text outside headings and code")
+    fallback_id = path.relative_to(root).with_suffix("").as_posix()
+    try:
+        return build_document(
+            kind, data, meta, defaults, fallback_id=fallback_id, fallback_title=path.stem
+        )
+    except DocumentError as exc:
+        raise DocumentError(f"{path}: {exc}") from None
+
+
+def build_document(
+    kind: str,
+    data: bytes,
+    overrides: dict[str, Any],
+    defaults: Defaults,
+    *,
+    fallback_id: str = "",
+    fallback_title: str = "",
+) -> Document:
+    """Parse ``data`` as ``kind`` and chunk it; ``overrides`` win over the source's metadata."""
+    if not data.strip():
+        raise DocumentError("empty document")
+    try:
+        parsed = parse(kind, data)
+    except ParseError as exc:
+        raise DocumentError(str(exc)) from None
+    meta = parsed.meta | overrides
+    if not any(b.kind != "heading" for b in parsed.blocks):
+        raise DocumentError("empty document" if not parsed.blocks else "no text outside headings")
+    doc = _document(kind, parsed, meta, defaults, fallback_id, fallback_title)
+    doc.checksum = hashlib.sha256(data).hexdigest()
+    pieces = chunk_blocks(doc.document_id, doc.title, parsed.blocks, max_words=defaults.max_words)
+    doc.chunks = [
+        retriever_pb2.Chunk(
+            chunk_id=p.chunk_id,
+            document_id=doc.document_id,
+            tenant=doc.tenant,
+            access_groups=doc.groups,
+            status=doc.status,  # type: ignore[arg-type]
+            effective_from_unix=doc.effective_from,
+            effective_to_unix=doc.effective_to,
+            version=doc.version,
+            url=doc.url,
+            title=doc.title,
+            section=p.section,
+            text=p.text,
+        )
+        for p in pieces
+    ]
     return doc
 
 
-def _unix(value: Any, path: Path, name: str) -> int:
+def _document(
+    kind: str,
+    parsed: Parsed,
+    meta: dict[str, Any],
+    defaults: Defaults,
+    fallback_id: str,
+    fallback_title: str,
+) -> Document:
+    status_name = str(meta.get("status", "current"))
+    if status_name not in _STATUS:
+        raise DocumentError(f"status {status_name!r} is not one of {sorted(_STATUS)}")
+    tenant = meta.get("tenant", defaults.tenant)
+    if not tenant:
+        raise DocumentError("missing required metadata: tenant (set it in the source or --tenant)")
+    groups = meta.get("groups", list(defaults.groups) or None)
+    if groups is None:
+        raise DocumentError("missing required metadata: groups (set it in the source or --groups)")
+    if isinstance(groups, str):
+        groups = [groups]
+    if not groups or not all(isinstance(g, str) and g for g in groups):
+        raise DocumentError("groups must be a non-empty list of names")
+    document_id = str(meta.get("document_id") or fallback_id)
+    if not document_id:
+        raise DocumentError("missing required metadata: document_id")
+    effective_from = _unix(meta.get("effective_from"), "effective_from")
+    effective_to = _unix(meta.get("effective_to"), "effective_to")
+    if effective_to and effective_to <= effective_from:
+        raise DocumentError("effective_to must be after effective_from")
+    return Document(
+        document_id=document_id,
+        title=str(meta.get("title") or parsed.title or fallback_title or document_id),
+        url=str(meta.get("url", "")),
+        version=str(meta.get("version", "1")),
+        tenant=str(tenant),
+        groups=list(groups),
+        status=_STATUS[status_name],
+        effective_from=effective_from,
+        effective_to=effective_to,
+        body="\n\n".join(b.text for b in parsed.blocks),
+        source_format=kind,
+    )
+
+
+def _unix(value: Any, name: str) -> int:
     if value in (None, ""):
         return 0
+    if isinstance(value, str):
+        try:
+            value = (
+                dt.date.fromisoformat(value)
+                if len(value) == 10
+                else dt.datetime.fromisoformat(value)
+            )
+        except ValueError:
+            raise DocumentError(f"{name} must be a date like 2026-01-31, got {value!r}") from None
     if isinstance(value, dt.datetime):
         moment = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
     elif isinstance(value, dt.date):
         moment = dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC)
     else:
-        raise DocumentError(f"{path}: {name} must be a date like 2026-01-31, got {value!r}")
+        raise DocumentError(f"{name} must be a date like 2026-01-31, got {value!r}")
     return int(moment.timestamp())
 
 
-def _sections(body: str) -> Iterator[tuple[list[str], str]]:
-    """(heading path, text) per section; code fences never hold headings."""
-    path: list[tuple[int, str]] = []
-    lines: list[str] = []
-    in_code = False
-    for line in body.splitlines():
-        if line.strip().startswith("```"):
-            in_code = not in_code
-        heading = None if in_code else _HEADING.match(line)
-        if heading:
-            yield [t for _, t in path], "\n".join(lines).strip()
-            level = len(heading.group(1))
-            path = [(lv, t) for lv, t in path if lv < level] + [(level, heading.group(2))]
-            lines = []
-        else:
-            lines.append(line)
-    yield [t for _, t in path], "\n".join(lines).strip()
+def discover(
+    paths: Sequence[Path], suffixes: Sequence[str] | None = (".md",)
+) -> list[tuple[Path, Path]]:
+    """(file, root) pairs under the given files and folders.
 
-
-def _split(text: str, max_words: int) -> list[str]:
-    """Paragraph-aligned pieces of at most ~max_words (a longer paragraph stays whole)."""
-    pieces: list[str] = []
-    current: list[str] = []
-    size = 0
-    for para in re.split(r"\n\s*\n", text):
-        n = len(para.split())
-        if current and size + n > max_words:
-            pieces.append("\n\n".join(current))
-            current, size = [], 0
-        current.append(para)
-        size += n
-    if current:
-        pieces.append("\n\n".join(current))
-    return pieces
-
-
-def _chunks(doc: Document) -> Iterator[retriever_pb2.Chunk]:
-    seen: dict[str, int] = {}
-    for headings, text in _sections(doc.body):
-        if not text:
-            continue
-        # The document title is usually the top heading: keep the path below it.
-        trail = headings[1:] if headings and headings[0] == doc.title else headings
-        section = " > ".join(trail)
-        base = slug(section) if section else "intro"
-        for part in _split(text, MAX_CHUNK_WORDS):
-            n = seen.get(base, 0)
-            seen[base] = n + 1
-            yield retriever_pb2.Chunk(
-                chunk_id=f"{doc.document_id}#{base}" + (f"-{n + 1}" if n else ""),
-                document_id=doc.document_id,
-                tenant=doc.tenant,
-                access_groups=doc.groups,
-                status=doc.status,  # type: ignore[arg-type]
-                effective_from_unix=doc.effective_from,
-                effective_to_unix=doc.effective_to,
-                version=doc.version,
-                url=doc.url,
-                title=doc.title,
-                section=section,
-                text=part,
-            )
-
-
-def discover(paths: Sequence[Path]) -> list[tuple[Path, Path]]:
-    """(file, root) pairs for every .md file under the given files and folders."""
+    With ``suffixes`` only those files of a folder; with None every file but
+    hidden ones and metadata sidecars (so unknown types get reported).
+    """
     found: list[tuple[Path, Path]] = []
     for p in paths:
         if p.is_dir():
-            found.extend((f, p) for f in sorted(p.rglob("*.md")))
+            for f in sorted(p.rglob("*")):
+                rel = f.relative_to(p).parts
+                if not f.is_file() or any(part.startswith(".") for part in rel):
+                    continue
+                if f.name.endswith(SIDECAR):
+                    continue
+                if suffixes is None or f.suffix.lower() in suffixes:
+                    found.append((f, p))
         elif p.is_file():
             found.append((p, p.parent))
         else:

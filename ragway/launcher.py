@@ -1,4 +1,5 @@
-"""Starts ragway on one machine: Redis-protocol server, retriever, generator, gateway.
+"""Starts ragway on one machine: Redis-protocol server, retriever, generator, gateway,
+ingest API and Celery worker.
 
 Each part is its own process on loopback, started in dependency order and
 checked through its own health protocol (PING, gRPC health, /readyz) before the
@@ -46,6 +47,9 @@ class StackConfig:
     retriever_port: int = 7101
     generator_port: int = 7102
     gateway_port: int = 8000
+    ingest_port: int = 7103
+    # The demo's webhook signing secret; deployments set RAGWAY_WEBHOOK_SECRET.
+    webhook_secret: str = "rgw-demo-webhook-secret"
     api_keys_file: Path = Path("config/api-keys.yaml")
     log_level: str | None = None  # None: RAGWAY_LOG_LEVEL from the environment, else INFO
     extra_env: dict[str, str] = field(default_factory=dict)
@@ -67,12 +71,22 @@ class StackConfig:
     def gateway_url(self) -> str:
         return f"http://{self.host}:{self.gateway_port}"
 
+    @property
+    def ingest_url(self) -> str:
+        return f"http://{self.host}:{self.ingest_port}"
+
     @classmethod
     def on_free_ports(cls, data_dir: Path, **overrides: Any) -> StackConfig:
         """Every port free right now: tests and benchmarks run beside ``make up``."""
         ports = {
             name: free_port()
-            for name in ("redis_port", "retriever_port", "generator_port", "gateway_port")
+            for name in (
+                "redis_port",
+                "retriever_port",
+                "generator_port",
+                "gateway_port",
+                "ingest_port",
+            )
         }
         return cls(data_dir=data_dir, **(ports | overrides))
 
@@ -124,6 +138,7 @@ class Stack:
             (c.retriever_port, "retriever", "--retriever-port"),
             (c.generator_port, "generator", "--generator-port"),
             (c.gateway_port, "gateway", "--port"),
+            (c.ingest_port, "ingest API", "--ingest-port"),
         ):
             check_port_free(c.host, port, what, flag)
         valkey_binary()
@@ -181,6 +196,37 @@ class Stack:
 
         self._wait(name, ready)
 
+    def start_ingest(self, *, worker: bool = True) -> None:
+        """The webhook API and (unless ``worker`` is False) one Celery worker."""
+        self._spawn("ingest-api", [sys.executable, "-m", "services.ingest.api"])
+
+        def ready() -> bool:
+            return httpx.get(f"{self.config.ingest_url}/readyz", timeout=2).status_code == 200
+
+        self._wait("ingest-api", ready)
+        if worker:
+            self.start_worker()
+
+    def start_worker(self, name: str = "ingest-worker", env: dict[str, str] | None = None) -> None:
+        """A Celery worker (prefork, one child); its own session, so kill(group=True) works.
+
+        ``env`` overrides settings of this worker only (fault injection in tests).
+        """
+        celery = Path(sys.executable).parent / "celery"
+        args = [str(celery), "-A", "services.ingest.worker", "worker"]
+        args += ["--concurrency", "1", "--loglevel", "INFO", "--hostname", f"{name}@%h"]
+        args += ["--without-mingle", "--without-gossip"]  # one worker: nothing to sync
+        log_path = self.logs_dir / f"{name}.log"
+        offset = log_path.stat().st_size if log_path.exists() else 0
+        self._spawn(name, args, env)
+
+        def ready() -> bool:  # Celery logs "<hostname> ready." once it consumes
+            with open(log_path, "rb") as fh:
+                fh.seek(offset)
+                return b" ready." in fh.read()
+
+        self._wait(name, ready)
+
     def stop(self, grace_s: float = 10.0) -> None:
         """SIGTERM in reverse start order; SIGKILL what outlives the grace period."""
         for part in reversed(self.parts):
@@ -193,10 +239,17 @@ class Stack:
                     part.process.wait()
         self.parts.clear()
 
-    def kill(self, name: str, sig: signal.Signals = signal.SIGKILL) -> None:
-        """Stop one part with a signal (fault injection, restarts) and forget it."""
+    def kill(self, name: str, sig: signal.Signals = signal.SIGKILL, *, group: bool = False) -> None:
+        """Stop one part with a signal (fault injection, restarts) and forget it.
+
+        ``group`` signals the part's whole process group (a Celery worker and
+        its pool children), as a machine crash would.
+        """
         part = self.part(name)
-        part.process.send_signal(sig)
+        if group:
+            os.killpg(part.process.pid, sig)
+        else:
+            part.process.send_signal(sig)
         part.process.wait(timeout=30)
         self.parts.remove(part)
 
@@ -221,6 +274,9 @@ class Stack:
                 "RAGWAY_GATEWAY_HOST": c.host,
                 "RAGWAY_GATEWAY_PORT": str(c.gateway_port),
                 "RAGWAY_API_KEYS_FILE": str(c.api_keys_file),
+                "RAGWAY_INGEST_HOST": c.host,
+                "RAGWAY_INGEST_PORT": str(c.ingest_port),
+                "RAGWAY_WEBHOOK_SECRET": c.webhook_secret,
                 "OPENBLAS_NUM_THREADS": env.get("OPENBLAS_NUM_THREADS", "1"),
                 "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1"),
                 "HF_HUB_OFFLINE": "1",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import grpc
@@ -18,6 +18,7 @@ class LoadReport:
     documents: int = 0
     chunks: int = 0
     build_id: str = ""
+    skipped_chunks: int = 0  # BULK loads: chunks of documents a webhook changed meanwhile
     errors: list[str] = field(default_factory=list)
 
 
@@ -26,30 +27,58 @@ def load_documents(
     documents: Sequence[Document],
     *,
     build: str = "",
+    origin: retriever_pb2.WriteOrigin.ValueType = retriever_pb2.WRITE_ORIGIN_UNSPECIFIED,
     on_document: Callable[[Document], None] | None = None,
     timeout_s: float = 120.0,
 ) -> LoadReport:
-    """Replace each document in the build: delete its old chunks, upsert the new ones."""
+    """Replace each document in the build: delete its old chunks, upsert the new ones.
+
+    Both calls are idempotent (stable chunk ids), so a retried load converges.
+    """
     report = LoadReport()
     with grpc.insecure_channel(addr) as channel:
         stub = retriever_pb2_grpc.RetrieverStub(channel)
-        for doc in documents:
-            stub.Delete(
-                retriever_pb2.DeleteRequest(
-                    tenant=doc.tenant, document_ids=[doc.document_id], build=build
-                ),
-                timeout=timeout_s,
-            )
-            for start in range(0, len(doc.chunks), BATCH):
+        for batch in _batches(documents):
+            # One Delete per tenant and one Upsert for the whole batch: the
+            # retriever embeds the batch's chunks together (batching is most of
+            # the embedder's speed), and every call stays idempotent.
+            for tenant in dict.fromkeys(d.tenant for d in batch):
+                stub.Delete(
+                    retriever_pb2.DeleteRequest(
+                        tenant=tenant,
+                        document_ids=[d.document_id for d in batch if d.tenant == tenant],
+                        build=build,
+                        origin=origin,
+                    ),
+                    timeout=timeout_s,
+                )
+            chunks = [c for d in batch for c in d.chunks]
+            for start in range(0, len(chunks), BATCH):
                 reply = stub.Upsert(
                     retriever_pb2.UpsertRequest(
-                        chunks=doc.chunks[start : start + BATCH], build=build
+                        chunks=chunks[start : start + BATCH], build=build, origin=origin
                     ),
                     timeout=timeout_s,
                 )
                 report.build_id = reply.build_id
-            report.documents += 1
-            report.chunks += len(doc.chunks)
-            if on_document is not None:
-                on_document(doc)
+                report.skipped_chunks += reply.skipped
+            for doc in batch:
+                report.documents += 1
+                report.chunks += len(doc.chunks)
+                if on_document is not None:
+                    on_document(doc)
     return report
+
+
+def _batches(documents: Sequence[Document]) -> Iterator[list[Document]]:
+    """Consecutive documents holding about BATCH chunks together (a big one alone)."""
+    batch: list[Document] = []
+    size = 0
+    for doc in documents:
+        if batch and size + len(doc.chunks) > BATCH:
+            yield batch
+            batch, size = [], 0
+        batch.append(doc)
+        size += len(doc.chunks)
+    if batch:
+        yield batch

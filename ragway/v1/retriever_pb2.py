@@ -24,19 +24,21 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19ragway/v1/retriever.proto\x12\tragway.v1\"\xef\x01\n\rSearchRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\x12\x15\n\raccess_groups\x18\x03 \x03(\t\x12\r\n\x05top_k\x18\x04 \x01(\r\x12\x17\n\x0f\x63\x61ndidate_depth\x18\x05 \x01(\r\x12#\n\x04mode\x18\x06 \x01(\x0e\x32\x15.ragway.v1.SearchMode\x12%\n\x06rerank\x18\x07 \x01(\x0e\x32\x15.ragway.v1.RerankMode\x12\x11\n\tbudget_ms\x18\x08 \x01(\r\x12\x12\n\nas_of_unix\x18\t \x01(\x03\x12\r\n\x05\x62uild\x18\n \x01(\t\"\x86\x01\n\x0bStageScores\x12\x0e\n\x06sparse\x18\x01 \x01(\x02\x12\x13\n\x0bsparse_rank\x18\x02 \x01(\r\x12\r\n\x05\x64\x65nse\x18\x03 \x01(\x02\x12\x12\n\ndense_rank\x18\x04 \x01(\r\x12\r\n\x05\x66used\x18\x05 \x01(\x02\x12\x0e\n\x06rerank\x18\x06 \x01(\x02\x12\x10\n\x08reranked\x18\x07 \x01(\x08\"\xb5\x01\n\tSearchHit\x12\x10\n\x08\x63hunk_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64ocument_id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\x0c\n\x04text\x18\x04 \x01(\t\x12\x0b\n\x03url\x18\x05 \x01(\t\x12\x0f\n\x07version\x18\x06 \x01(\t\x12\x0f\n\x07section\x18\x07 \x01(\t\x12\r\n\x05score\x18\x08 \x01(\x02\x12&\n\x06scores\x18\t \x01(\x0b\x32\x16.ragway.v1.StageScores\",\n\x0b\x44\x65gradation\x12\r\n\x05stage\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"(\n\x0bStageTiming\x12\r\n\x05stage\x18\x01 \x01(\t\x12\n\n\x02ms\x18\x02 \x01(\x01\"\xbe\x01\n\x0eSearchResponse\x12\"\n\x04hits\x18\x01 \x03(\x0b\x32\x14.ragway.v1.SearchHit\x12(\n\x08\x64\x65graded\x18\x02 \x03(\x0b\x32\x16.ragway.v1.Degradation\x12\'\n\x07timings\x18\x03 \x03(\x0b\x32\x16.ragway.v1.StageTiming\x12\x10\n\x08\x62uild_id\x18\x04 \x01(\t\x12#\n\x04mode\x18\x05 \x01(\x0e\x32\x15.ragway.v1.SearchMode\"\x84\x02\n\x05\x43hunk\x12\x10\n\x08\x63hunk_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64ocument_id\x18\x02 \x01(\t\x12\x0e\n\x06tenant\x18\x03 \x01(\t\x12\x15\n\raccess_groups\x18\x04 \x03(\t\x12)\n\x06status\x18\x05 \x01(\x0e\x32\x19.ragway.v1.DocumentStatus\x12\x1b\n\x13\x65\x66\x66\x65\x63tive_from_unix\x18\x06 \x01(\x03\x12\x19\n\x11\x65\x66\x66\x65\x63tive_to_unix\x18\x07 \x01(\x03\x12\x0f\n\x07version\x18\x08 \x01(\t\x12\x0b\n\x03url\x18\t \x01(\t\x12\r\n\x05title\x18\n \x01(\t\x12\x0f\n\x07section\x18\x0b \x01(\t\x12\x0c\n\x04text\x18\x0c \x01(\t\"@\n\rUpsertRequest\x12 \n\x06\x63hunks\x18\x01 \x03(\x0b\x32\x10.ragway.v1.Chunk\x12\r\n\x05\x62uild\x18\x02 \x01(\t\"4\n\x0eUpsertResponse\x12\x10\n\x08upserted\x18\x01 \x01(\r\x12\x10\n\x08\x62uild_id\x18\x02 \x01(\t\"D\n\rDeleteRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x14\n\x0c\x64ocument_ids\x18\x02 \x03(\t\x12\r\n\x05\x62uild\x18\x03 \x01(\t\":\n\x0e\x44\x65leteResponse\x12\x16\n\x0e\x64\x65leted_chunks\x18\x01 \x01(\r\x12\x10\n\x08\x62uild_id\x18\x02 \x01(\t\"%\n\x14\x44\x65scribeBuildRequest\x12\r\n\x05\x62uild\x18\x01 \x01(\t\"n\n\x15\x44\x65scribeBuildResponse\x12\x10\n\x08\x62uild_id\x18\x01 \x01(\t\x12\x13\n\x0b\x63hunk_count\x18\x02 \x01(\x04\x12\x17\n\x0f\x65mbedding_model\x18\x03 \x01(\t\x12\x15\n\rembedding_dim\x18\x04 \x01(\r*p\n\nSearchMode\x12\x1b\n\x17SEARCH_MODE_UNSPECIFIED\x10\x00\x12\x16\n\x12SEARCH_MODE_HYBRID\x10\x01\x12\x16\n\x12SEARCH_MODE_SPARSE\x10\x02\x12\x15\n\x11SEARCH_MODE_DENSE\x10\x03*R\n\nRerankMode\x12\x1b\n\x17RERANK_MODE_UNSPECIFIED\x10\x00\x12\x12\n\x0eRERANK_MODE_ON\x10\x01\x12\x13\n\x0fRERANK_MODE_OFF\x10\x02*\x89\x01\n\x0e\x44ocumentStatus\x12\x1f\n\x1b\x44OCUMENT_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x44OCUMENT_STATUS_CURRENT\x10\x01\x12\x1e\n\x1a\x44OCUMENT_STATUS_DEPRECATED\x10\x02\x12\x19\n\x15\x44OCUMENT_STATUS_DRAFT\x10\x03\x32\x9c\x02\n\tRetriever\x12=\n\x06Search\x12\x18.ragway.v1.SearchRequest\x1a\x19.ragway.v1.SearchResponse\x12=\n\x06Upsert\x12\x18.ragway.v1.UpsertRequest\x1a\x19.ragway.v1.UpsertResponse\x12=\n\x06\x44\x65lete\x12\x18.ragway.v1.DeleteRequest\x1a\x19.ragway.v1.DeleteResponse\x12R\n\rDescribeBuild\x12\x1f.ragway.v1.DescribeBuildRequest\x1a .ragway.v1.DescribeBuildResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19ragway/v1/retriever.proto\x12\tragway.v1\"\xef\x01\n\rSearchRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\x12\x15\n\raccess_groups\x18\x03 \x03(\t\x12\r\n\x05top_k\x18\x04 \x01(\r\x12\x17\n\x0f\x63\x61ndidate_depth\x18\x05 \x01(\r\x12#\n\x04mode\x18\x06 \x01(\x0e\x32\x15.ragway.v1.SearchMode\x12%\n\x06rerank\x18\x07 \x01(\x0e\x32\x15.ragway.v1.RerankMode\x12\x11\n\tbudget_ms\x18\x08 \x01(\r\x12\x12\n\nas_of_unix\x18\t \x01(\x03\x12\r\n\x05\x62uild\x18\n \x01(\t\"\x86\x01\n\x0bStageScores\x12\x0e\n\x06sparse\x18\x01 \x01(\x02\x12\x13\n\x0bsparse_rank\x18\x02 \x01(\r\x12\r\n\x05\x64\x65nse\x18\x03 \x01(\x02\x12\x12\n\ndense_rank\x18\x04 \x01(\r\x12\r\n\x05\x66used\x18\x05 \x01(\x02\x12\x0e\n\x06rerank\x18\x06 \x01(\x02\x12\x10\n\x08reranked\x18\x07 \x01(\x08\"\xb5\x01\n\tSearchHit\x12\x10\n\x08\x63hunk_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64ocument_id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\x0c\n\x04text\x18\x04 \x01(\t\x12\x0b\n\x03url\x18\x05 \x01(\t\x12\x0f\n\x07version\x18\x06 \x01(\t\x12\x0f\n\x07section\x18\x07 \x01(\t\x12\r\n\x05score\x18\x08 \x01(\x02\x12&\n\x06scores\x18\t \x01(\x0b\x32\x16.ragway.v1.StageScores\",\n\x0b\x44\x65gradation\x12\r\n\x05stage\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"(\n\x0bStageTiming\x12\r\n\x05stage\x18\x01 \x01(\t\x12\n\n\x02ms\x18\x02 \x01(\x01\"\xbe\x01\n\x0eSearchResponse\x12\"\n\x04hits\x18\x01 \x03(\x0b\x32\x14.ragway.v1.SearchHit\x12(\n\x08\x64\x65graded\x18\x02 \x03(\x0b\x32\x16.ragway.v1.Degradation\x12\'\n\x07timings\x18\x03 \x03(\x0b\x32\x16.ragway.v1.StageTiming\x12\x10\n\x08\x62uild_id\x18\x04 \x01(\t\x12#\n\x04mode\x18\x05 \x01(\x0e\x32\x15.ragway.v1.SearchMode\"\x84\x02\n\x05\x43hunk\x12\x10\n\x08\x63hunk_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64ocument_id\x18\x02 \x01(\t\x12\x0e\n\x06tenant\x18\x03 \x01(\t\x12\x15\n\raccess_groups\x18\x04 \x03(\t\x12)\n\x06status\x18\x05 \x01(\x0e\x32\x19.ragway.v1.DocumentStatus\x12\x1b\n\x13\x65\x66\x66\x65\x63tive_from_unix\x18\x06 \x01(\x03\x12\x19\n\x11\x65\x66\x66\x65\x63tive_to_unix\x18\x07 \x01(\x03\x12\x0f\n\x07version\x18\x08 \x01(\t\x12\x0b\n\x03url\x18\t \x01(\t\x12\r\n\x05title\x18\n \x01(\t\x12\x0f\n\x07section\x18\x0b \x01(\t\x12\x0c\n\x04text\x18\x0c \x01(\t\"h\n\rUpsertRequest\x12 \n\x06\x63hunks\x18\x01 \x03(\x0b\x32\x10.ragway.v1.Chunk\x12\r\n\x05\x62uild\x18\x02 \x01(\t\x12&\n\x06origin\x18\x03 \x01(\x0e\x32\x16.ragway.v1.WriteOrigin\"E\n\x0eUpsertResponse\x12\x10\n\x08upserted\x18\x01 \x01(\r\x12\x10\n\x08\x62uild_id\x18\x02 \x01(\t\x12\x0f\n\x07skipped\x18\x03 \x01(\r\"l\n\rDeleteRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x14\n\x0c\x64ocument_ids\x18\x02 \x03(\t\x12\r\n\x05\x62uild\x18\x03 \x01(\t\x12&\n\x06origin\x18\x04 \x01(\x0e\x32\x16.ragway.v1.WriteOrigin\"U\n\x0e\x44\x65leteResponse\x12\x16\n\x0e\x64\x65leted_chunks\x18\x01 \x01(\r\x12\x10\n\x08\x62uild_id\x18\x02 \x01(\t\x12\x19\n\x11skipped_documents\x18\x03 \x01(\r\"\xb3\x01\n\x13UpdateAccessRequest\x12\r\n\x05\x62uild\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\x12\x13\n\x0b\x64ocument_id\x18\x03 \x01(\t\x12\x15\n\raccess_groups\x18\x04 \x03(\t\x12)\n\x06status\x18\x05 \x01(\x0e\x32\x19.ragway.v1.DocumentStatus\x12&\n\x06origin\x18\x06 \x01(\x0e\x32\x16.ragway.v1.WriteOrigin\"@\n\x14UpdateAccessResponse\x12\x16\n\x0eupdated_chunks\x18\x01 \x01(\r\x12\x10\n\x08\x62uild_id\x18\x02 \x01(\t\"a\n\x12\x43reateBuildRequest\x12\x10\n\x08\x62uild_id\x18\x01 \x01(\t\x12\x13\n\x0b\x63onfig_json\x18\x02 \x01(\t\x12\x0e\n\x06source\x18\x03 \x01(\t\x12\x14\n\x0c\x61s_candidate\x18\x04 \x01(\x08\":\n\x10SealBuildRequest\x12\x10\n\x08\x62uild_id\x18\x01 \x01(\t\x12\x14\n\x0csummary_json\x18\x02 \x01(\t\"p\n\tBuildInfo\x12\x10\n\x08\x62uild_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61liases\x18\x02 \x03(\t\x12\x15\n\rmanifest_json\x18\x03 \x01(\t\x12\x14\n\x0csparse_count\x18\x04 \x01(\x04\x12\x13\n\x0b\x64\x65nse_count\x18\x05 \x01(\x04\"\x13\n\x11ListBuildsRequest\":\n\x12ListBuildsResponse\x12$\n\x06\x62uilds\x18\x01 \x03(\x0b\x32\x14.ragway.v1.BuildInfo\"!\n\x10ShowBuildRequest\x12\r\n\x05\x62uild\x18\x01 \x01(\t\"Q\n\x13PromoteBuildRequest\x12\x10\n\x08\x62uild_id\x18\x01 \x01(\t\x12\x15\n\rexpected_live\x18\x02 \x01(\t\x12\x11\n\tgate_json\x18\x03 \x01(\t\"-\n\x14RollbackBuildRequest\x12\x15\n\rexpected_live\x18\x01 \x01(\t\"I\n\x0b\x41liasChange\x12\r\n\x05\x61lias\x18\x01 \x01(\t\x12\x19\n\x11previous_build_id\x18\x02 \x01(\t\x12\x10\n\x08\x62uild_id\x18\x03 \x01(\t\"&\n\x12\x44\x65leteBuildRequest\x12\x10\n\x08\x62uild_id\x18\x01 \x01(\t\"\'\n\x13\x44\x65leteBuildResponse\x12\x10\n\x08\x62uild_id\x18\x01 \x01(\t\"%\n\x14\x44\x65scribeBuildRequest\x12\r\n\x05\x62uild\x18\x01 \x01(\t\"n\n\x15\x44\x65scribeBuildResponse\x12\x10\n\x08\x62uild_id\x18\x01 \x01(\t\x12\x13\n\x0b\x63hunk_count\x18\x02 \x01(\x04\x12\x17\n\x0f\x65mbedding_model\x18\x03 \x01(\t\x12\x15\n\rembedding_dim\x18\x04 \x01(\r*`\n\x0bWriteOrigin\x12\x1c\n\x18WRITE_ORIGIN_UNSPECIFIED\x10\x00\x12\x15\n\x11WRITE_ORIGIN_BULK\x10\x01\x12\x1c\n\x18WRITE_ORIGIN_INCREMENTAL\x10\x02*p\n\nSearchMode\x12\x1b\n\x17SEARCH_MODE_UNSPECIFIED\x10\x00\x12\x16\n\x12SEARCH_MODE_HYBRID\x10\x01\x12\x16\n\x12SEARCH_MODE_SPARSE\x10\x02\x12\x15\n\x11SEARCH_MODE_DENSE\x10\x03*R\n\nRerankMode\x12\x1b\n\x17RERANK_MODE_UNSPECIFIED\x10\x00\x12\x12\n\x0eRERANK_MODE_ON\x10\x01\x12\x13\n\x0fRERANK_MODE_OFF\x10\x02*\x89\x01\n\x0e\x44ocumentStatus\x12\x1f\n\x1b\x44OCUMENT_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x44OCUMENT_STATUS_CURRENT\x10\x01\x12\x1e\n\x1a\x44OCUMENT_STATUS_DEPRECATED\x10\x02\x12\x19\n\x15\x44OCUMENT_STATUS_DRAFT\x10\x03\x32\xdc\x06\n\tRetriever\x12=\n\x06Search\x12\x18.ragway.v1.SearchRequest\x1a\x19.ragway.v1.SearchResponse\x12=\n\x06Upsert\x12\x18.ragway.v1.UpsertRequest\x1a\x19.ragway.v1.UpsertResponse\x12=\n\x06\x44\x65lete\x12\x18.ragway.v1.DeleteRequest\x1a\x19.ragway.v1.DeleteResponse\x12R\n\rDescribeBuild\x12\x1f.ragway.v1.DescribeBuildRequest\x1a .ragway.v1.DescribeBuildResponse\x12O\n\x0cUpdateAccess\x12\x1e.ragway.v1.UpdateAccessRequest\x1a\x1f.ragway.v1.UpdateAccessResponse\x12\x42\n\x0b\x43reateBuild\x12\x1d.ragway.v1.CreateBuildRequest\x1a\x14.ragway.v1.BuildInfo\x12>\n\tSealBuild\x12\x1b.ragway.v1.SealBuildRequest\x1a\x14.ragway.v1.BuildInfo\x12I\n\nListBuilds\x12\x1c.ragway.v1.ListBuildsRequest\x1a\x1d.ragway.v1.ListBuildsResponse\x12>\n\tShowBuild\x12\x1b.ragway.v1.ShowBuildRequest\x1a\x14.ragway.v1.BuildInfo\x12\x46\n\x0cPromoteBuild\x12\x1e.ragway.v1.PromoteBuildRequest\x1a\x16.ragway.v1.AliasChange\x12H\n\rRollbackBuild\x12\x1f.ragway.v1.RollbackBuildRequest\x1a\x16.ragway.v1.AliasChange\x12L\n\x0b\x44\x65leteBuild\x12\x1d.ragway.v1.DeleteBuildRequest\x1a\x1e.ragway.v1.DeleteBuildResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ragway.v1.retriever_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SEARCHMODE']._serialized_start=1548
-  _globals['_SEARCHMODE']._serialized_end=1660
-  _globals['_RERANKMODE']._serialized_start=1662
-  _globals['_RERANKMODE']._serialized_end=1744
-  _globals['_DOCUMENTSTATUS']._serialized_start=1747
-  _globals['_DOCUMENTSTATUS']._serialized_end=1884
+  _globals['_WRITEORIGIN']._serialized_start=2595
+  _globals['_WRITEORIGIN']._serialized_end=2691
+  _globals['_SEARCHMODE']._serialized_start=2693
+  _globals['_SEARCHMODE']._serialized_end=2805
+  _globals['_RERANKMODE']._serialized_start=2807
+  _globals['_RERANKMODE']._serialized_end=2889
+  _globals['_DOCUMENTSTATUS']._serialized_start=2892
+  _globals['_DOCUMENTSTATUS']._serialized_end=3029
   _globals['_SEARCHREQUEST']._serialized_start=41
   _globals['_SEARCHREQUEST']._serialized_end=280
   _globals['_STAGESCORES']._serialized_start=283
@@ -52,17 +54,43 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CHUNK']._serialized_start=885
   _globals['_CHUNK']._serialized_end=1145
   _globals['_UPSERTREQUEST']._serialized_start=1147
-  _globals['_UPSERTREQUEST']._serialized_end=1211
-  _globals['_UPSERTRESPONSE']._serialized_start=1213
-  _globals['_UPSERTRESPONSE']._serialized_end=1265
-  _globals['_DELETEREQUEST']._serialized_start=1267
-  _globals['_DELETEREQUEST']._serialized_end=1335
-  _globals['_DELETERESPONSE']._serialized_start=1337
-  _globals['_DELETERESPONSE']._serialized_end=1395
-  _globals['_DESCRIBEBUILDREQUEST']._serialized_start=1397
-  _globals['_DESCRIBEBUILDREQUEST']._serialized_end=1434
-  _globals['_DESCRIBEBUILDRESPONSE']._serialized_start=1436
-  _globals['_DESCRIBEBUILDRESPONSE']._serialized_end=1546
-  _globals['_RETRIEVER']._serialized_start=1887
-  _globals['_RETRIEVER']._serialized_end=2171
+  _globals['_UPSERTREQUEST']._serialized_end=1251
+  _globals['_UPSERTRESPONSE']._serialized_start=1253
+  _globals['_UPSERTRESPONSE']._serialized_end=1322
+  _globals['_DELETEREQUEST']._serialized_start=1324
+  _globals['_DELETEREQUEST']._serialized_end=1432
+  _globals['_DELETERESPONSE']._serialized_start=1434
+  _globals['_DELETERESPONSE']._serialized_end=1519
+  _globals['_UPDATEACCESSREQUEST']._serialized_start=1522
+  _globals['_UPDATEACCESSREQUEST']._serialized_end=1701
+  _globals['_UPDATEACCESSRESPONSE']._serialized_start=1703
+  _globals['_UPDATEACCESSRESPONSE']._serialized_end=1767
+  _globals['_CREATEBUILDREQUEST']._serialized_start=1769
+  _globals['_CREATEBUILDREQUEST']._serialized_end=1866
+  _globals['_SEALBUILDREQUEST']._serialized_start=1868
+  _globals['_SEALBUILDREQUEST']._serialized_end=1926
+  _globals['_BUILDINFO']._serialized_start=1928
+  _globals['_BUILDINFO']._serialized_end=2040
+  _globals['_LISTBUILDSREQUEST']._serialized_start=2042
+  _globals['_LISTBUILDSREQUEST']._serialized_end=2061
+  _globals['_LISTBUILDSRESPONSE']._serialized_start=2063
+  _globals['_LISTBUILDSRESPONSE']._serialized_end=2121
+  _globals['_SHOWBUILDREQUEST']._serialized_start=2123
+  _globals['_SHOWBUILDREQUEST']._serialized_end=2156
+  _globals['_PROMOTEBUILDREQUEST']._serialized_start=2158
+  _globals['_PROMOTEBUILDREQUEST']._serialized_end=2239
+  _globals['_ROLLBACKBUILDREQUEST']._serialized_start=2241
+  _globals['_ROLLBACKBUILDREQUEST']._serialized_end=2286
+  _globals['_ALIASCHANGE']._serialized_start=2288
+  _globals['_ALIASCHANGE']._serialized_end=2361
+  _globals['_DELETEBUILDREQUEST']._serialized_start=2363
+  _globals['_DELETEBUILDREQUEST']._serialized_end=2401
+  _globals['_DELETEBUILDRESPONSE']._serialized_start=2403
+  _globals['_DELETEBUILDRESPONSE']._serialized_end=2442
+  _globals['_DESCRIBEBUILDREQUEST']._serialized_start=2444
+  _globals['_DESCRIBEBUILDREQUEST']._serialized_end=2481
+  _globals['_DESCRIBEBUILDRESPONSE']._serialized_start=2483
+  _globals['_DESCRIBEBUILDRESPONSE']._serialized_end=2593
+  _globals['_RETRIEVER']._serialized_start=3032
+  _globals['_RETRIEVER']._serialized_end=3892
 # @@protoc_insertion_point(module_scope)

@@ -22,6 +22,32 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class _WriteOrigin:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _WriteOriginEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_WriteOrigin.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    WRITE_ORIGIN_UNSPECIFIED: _WriteOrigin.ValueType  # 0
+    """a plain write (kb load, tests)"""
+    WRITE_ORIGIN_BULK: _WriteOrigin.ValueType  # 1
+    """builds create: skips documents already touched incrementally"""
+    WRITE_ORIGIN_INCREMENTAL: _WriteOrigin.ValueType  # 2
+    """webhooks: marks the documents as touched in that build"""
+
+class WriteOrigin(_WriteOrigin, metaclass=_WriteOriginEnumTypeWrapper):
+    """Who writes, so that a bulk load into a candidate never undoes an incremental
+    (webhook) update that reached the same build while it was being filled.
+    """
+
+WRITE_ORIGIN_UNSPECIFIED: WriteOrigin.ValueType  # 0
+"""a plain write (kb load, tests)"""
+WRITE_ORIGIN_BULK: WriteOrigin.ValueType  # 1
+"""builds create: skips documents already touched incrementally"""
+WRITE_ORIGIN_INCREMENTAL: WriteOrigin.ValueType  # 2
+"""webhooks: marks the documents as touched in that build"""
+Global___WriteOrigin: _TypeAlias = WriteOrigin  # noqa: Y015
+
 class _SearchMode:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -379,8 +405,10 @@ class UpsertRequest(_message.Message):
 
     CHUNKS_FIELD_NUMBER: _builtins.int
     BUILD_FIELD_NUMBER: _builtins.int
+    ORIGIN_FIELD_NUMBER: _builtins.int
     build: _builtins.str
     """build id or alias; empty = "live" """
+    origin: Global___WriteOrigin.ValueType
     @_builtins.property
     def chunks(self) -> _containers.RepeatedCompositeFieldContainer[Global___Chunk]: ...
     def __init__(
@@ -388,10 +416,11 @@ class UpsertRequest(_message.Message):
         *,
         chunks: _abc.Iterable[Global___Chunk] | None = ...,
         build: _builtins.str = ...,
+        origin: Global___WriteOrigin.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["build", b"build", "chunks", b"chunks"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build", b"build", "chunks", b"chunks", "origin", b"origin"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -403,17 +432,21 @@ class UpsertResponse(_message.Message):
 
     UPSERTED_FIELD_NUMBER: _builtins.int
     BUILD_ID_FIELD_NUMBER: _builtins.int
+    SKIPPED_FIELD_NUMBER: _builtins.int
     upserted: _builtins.int
     build_id: _builtins.str
+    skipped: _builtins.int
+    """chunks of documents an incremental write already touched (BULK only)"""
     def __init__(
         self,
         *,
         upserted: _builtins.int = ...,
         build_id: _builtins.str = ...,
+        skipped: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_id", b"build_id", "upserted", b"upserted"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_id", b"build_id", "skipped", b"skipped", "upserted", b"upserted"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -426,8 +459,10 @@ class DeleteRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     DOCUMENT_IDS_FIELD_NUMBER: _builtins.int
     BUILD_FIELD_NUMBER: _builtins.int
+    ORIGIN_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
     build: _builtins.str
+    origin: Global___WriteOrigin.ValueType
     @_builtins.property
     def document_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -436,10 +471,11 @@ class DeleteRequest(_message.Message):
         tenant: _builtins.str = ...,
         document_ids: _abc.Iterable[_builtins.str] | None = ...,
         build: _builtins.str = ...,
+        origin: Global___WriteOrigin.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["build", b"build", "document_ids", b"document_ids", "tenant", b"tenant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build", b"build", "document_ids", b"document_ids", "origin", b"origin", "tenant", b"tenant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -451,21 +487,342 @@ class DeleteResponse(_message.Message):
 
     DELETED_CHUNKS_FIELD_NUMBER: _builtins.int
     BUILD_ID_FIELD_NUMBER: _builtins.int
+    SKIPPED_DOCUMENTS_FIELD_NUMBER: _builtins.int
     deleted_chunks: _builtins.int
     build_id: _builtins.str
+    skipped_documents: _builtins.int
+    """BULK only, as for UpsertResponse.skipped"""
     def __init__(
         self,
         *,
         deleted_chunks: _builtins.int = ...,
         build_id: _builtins.str = ...,
+        skipped_documents: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_id", b"build_id", "deleted_chunks", b"deleted_chunks"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_id", b"build_id", "deleted_chunks", b"deleted_chunks", "skipped_documents", b"skipped_documents"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___DeleteResponse: _TypeAlias = DeleteResponse  # noqa: Y015
+
+@_typing.final
+class UpdateAccessRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BUILD_FIELD_NUMBER: _builtins.int
+    TENANT_FIELD_NUMBER: _builtins.int
+    DOCUMENT_ID_FIELD_NUMBER: _builtins.int
+    ACCESS_GROUPS_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    ORIGIN_FIELD_NUMBER: _builtins.int
+    build: _builtins.str
+    tenant: _builtins.str
+    document_id: _builtins.str
+    status: Global___DocumentStatus.ValueType
+    """UNSPECIFIED = unchanged"""
+    origin: Global___WriteOrigin.ValueType
+    @_builtins.property
+    def access_groups(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """empty = unchanged"""
+
+    def __init__(
+        self,
+        *,
+        build: _builtins.str = ...,
+        tenant: _builtins.str = ...,
+        document_id: _builtins.str = ...,
+        access_groups: _abc.Iterable[_builtins.str] | None = ...,
+        status: Global___DocumentStatus.ValueType = ...,
+        origin: Global___WriteOrigin.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_groups", b"access_groups", "build", b"build", "document_id", b"document_id", "origin", b"origin", "status", b"status", "tenant", b"tenant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UpdateAccessRequest: _TypeAlias = UpdateAccessRequest  # noqa: Y015
+
+@_typing.final
+class UpdateAccessResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    UPDATED_CHUNKS_FIELD_NUMBER: _builtins.int
+    BUILD_ID_FIELD_NUMBER: _builtins.int
+    updated_chunks: _builtins.int
+    """0 when the build does not hold the document"""
+    build_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        updated_chunks: _builtins.int = ...,
+        build_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_id", b"build_id", "updated_chunks", b"updated_chunks"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UpdateAccessResponse: _TypeAlias = UpdateAccessResponse  # noqa: Y015
+
+@_typing.final
+class CreateBuildRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BUILD_ID_FIELD_NUMBER: _builtins.int
+    CONFIG_JSON_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
+    AS_CANDIDATE_FIELD_NUMBER: _builtins.int
+    build_id: _builtins.str
+    """empty = generated (b-YYYYMMDD-HHMMSS-xxxx)"""
+    config_json: _builtins.str
+    """parser/chunker settings, recorded in the manifest"""
+    source: _builtins.str
+    """where the documents come from, recorded in the manifest"""
+    as_candidate: _builtins.bool
+    """point the `candidate` alias at it (webhooks then reach it too)"""
+    def __init__(
+        self,
+        *,
+        build_id: _builtins.str = ...,
+        config_json: _builtins.str = ...,
+        source: _builtins.str = ...,
+        as_candidate: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_candidate", b"as_candidate", "build_id", b"build_id", "config_json", b"config_json", "source", b"source"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateBuildRequest: _TypeAlias = CreateBuildRequest  # noqa: Y015
+
+@_typing.final
+class SealBuildRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BUILD_ID_FIELD_NUMBER: _builtins.int
+    SUMMARY_JSON_FIELD_NUMBER: _builtins.int
+    build_id: _builtins.str
+    summary_json: _builtins.str
+    """documents, chunks, checksums, duplicate_rate, errors"""
+    def __init__(
+        self,
+        *,
+        build_id: _builtins.str = ...,
+        summary_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_id", b"build_id", "summary_json", b"summary_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SealBuildRequest: _TypeAlias = SealBuildRequest  # noqa: Y015
+
+@_typing.final
+class BuildInfo(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BUILD_ID_FIELD_NUMBER: _builtins.int
+    ALIASES_FIELD_NUMBER: _builtins.int
+    MANIFEST_JSON_FIELD_NUMBER: _builtins.int
+    SPARSE_COUNT_FIELD_NUMBER: _builtins.int
+    DENSE_COUNT_FIELD_NUMBER: _builtins.int
+    build_id: _builtins.str
+    manifest_json: _builtins.str
+    sparse_count: _builtins.int
+    """ShowBuild only: chunks in the BM25 index now"""
+    dense_count: _builtins.int
+    """ShowBuild only: points in the dense shard now"""
+    @_builtins.property
+    def aliases(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        build_id: _builtins.str = ...,
+        aliases: _abc.Iterable[_builtins.str] | None = ...,
+        manifest_json: _builtins.str = ...,
+        sparse_count: _builtins.int = ...,
+        dense_count: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aliases", b"aliases", "build_id", b"build_id", "dense_count", b"dense_count", "manifest_json", b"manifest_json", "sparse_count", b"sparse_count"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BuildInfo: _TypeAlias = BuildInfo  # noqa: Y015
+
+@_typing.final
+class ListBuildsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListBuildsRequest: _TypeAlias = ListBuildsRequest  # noqa: Y015
+
+@_typing.final
+class ListBuildsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BUILDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def builds(self) -> _containers.RepeatedCompositeFieldContainer[Global___BuildInfo]:
+        """newest first, without counts"""
+
+    def __init__(
+        self,
+        *,
+        builds: _abc.Iterable[Global___BuildInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["builds", b"builds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListBuildsResponse: _TypeAlias = ListBuildsResponse  # noqa: Y015
+
+@_typing.final
+class ShowBuildRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BUILD_FIELD_NUMBER: _builtins.int
+    build: _builtins.str
+    """build id or alias"""
+    def __init__(
+        self,
+        *,
+        build: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build", b"build"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShowBuildRequest: _TypeAlias = ShowBuildRequest  # noqa: Y015
+
+@_typing.final
+class PromoteBuildRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BUILD_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_LIVE_FIELD_NUMBER: _builtins.int
+    GATE_JSON_FIELD_NUMBER: _builtins.int
+    build_id: _builtins.str
+    expected_live: _builtins.str
+    """the live build the caller checked against; empty = any"""
+    gate_json: _builtins.str
+    """the caller's retrieval gate result, recorded in the manifest"""
+    def __init__(
+        self,
+        *,
+        build_id: _builtins.str = ...,
+        expected_live: _builtins.str = ...,
+        gate_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_id", b"build_id", "expected_live", b"expected_live", "gate_json", b"gate_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PromoteBuildRequest: _TypeAlias = PromoteBuildRequest  # noqa: Y015
+
+@_typing.final
+class RollbackBuildRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EXPECTED_LIVE_FIELD_NUMBER: _builtins.int
+    expected_live: _builtins.str
+    """empty = any"""
+    def __init__(
+        self,
+        *,
+        expected_live: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expected_live", b"expected_live"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RollbackBuildRequest: _TypeAlias = RollbackBuildRequest  # noqa: Y015
+
+@_typing.final
+class AliasChange(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ALIAS_FIELD_NUMBER: _builtins.int
+    PREVIOUS_BUILD_ID_FIELD_NUMBER: _builtins.int
+    BUILD_ID_FIELD_NUMBER: _builtins.int
+    alias: _builtins.str
+    previous_build_id: _builtins.str
+    build_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        alias: _builtins.str = ...,
+        previous_build_id: _builtins.str = ...,
+        build_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alias", b"alias", "build_id", b"build_id", "previous_build_id", b"previous_build_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AliasChange: _TypeAlias = AliasChange  # noqa: Y015
+
+@_typing.final
+class DeleteBuildRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BUILD_ID_FIELD_NUMBER: _builtins.int
+    build_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        build_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_id", b"build_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteBuildRequest: _TypeAlias = DeleteBuildRequest  # noqa: Y015
+
+@_typing.final
+class DeleteBuildResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BUILD_ID_FIELD_NUMBER: _builtins.int
+    build_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        build_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_id", b"build_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteBuildResponse: _TypeAlias = DeleteBuildResponse  # noqa: Y015
 
 @_typing.final
 class DescribeBuildRequest(_message.Message):

@@ -54,6 +54,46 @@ class RetrieverStub:
                 request_serializer=ragway_dot_v1_dot_retriever__pb2.DescribeBuildRequest.SerializeToString,
                 response_deserializer=ragway_dot_v1_dot_retriever__pb2.DescribeBuildResponse.FromString,
                 _registered_method=True)
+        self.UpdateAccess = channel.unary_unary(
+                '/ragway.v1.Retriever/UpdateAccess',
+                request_serializer=ragway_dot_v1_dot_retriever__pb2.UpdateAccessRequest.SerializeToString,
+                response_deserializer=ragway_dot_v1_dot_retriever__pb2.UpdateAccessResponse.FromString,
+                _registered_method=True)
+        self.CreateBuild = channel.unary_unary(
+                '/ragway.v1.Retriever/CreateBuild',
+                request_serializer=ragway_dot_v1_dot_retriever__pb2.CreateBuildRequest.SerializeToString,
+                response_deserializer=ragway_dot_v1_dot_retriever__pb2.BuildInfo.FromString,
+                _registered_method=True)
+        self.SealBuild = channel.unary_unary(
+                '/ragway.v1.Retriever/SealBuild',
+                request_serializer=ragway_dot_v1_dot_retriever__pb2.SealBuildRequest.SerializeToString,
+                response_deserializer=ragway_dot_v1_dot_retriever__pb2.BuildInfo.FromString,
+                _registered_method=True)
+        self.ListBuilds = channel.unary_unary(
+                '/ragway.v1.Retriever/ListBuilds',
+                request_serializer=ragway_dot_v1_dot_retriever__pb2.ListBuildsRequest.SerializeToString,
+                response_deserializer=ragway_dot_v1_dot_retriever__pb2.ListBuildsResponse.FromString,
+                _registered_method=True)
+        self.ShowBuild = channel.unary_unary(
+                '/ragway.v1.Retriever/ShowBuild',
+                request_serializer=ragway_dot_v1_dot_retriever__pb2.ShowBuildRequest.SerializeToString,
+                response_deserializer=ragway_dot_v1_dot_retriever__pb2.BuildInfo.FromString,
+                _registered_method=True)
+        self.PromoteBuild = channel.unary_unary(
+                '/ragway.v1.Retriever/PromoteBuild',
+                request_serializer=ragway_dot_v1_dot_retriever__pb2.PromoteBuildRequest.SerializeToString,
+                response_deserializer=ragway_dot_v1_dot_retriever__pb2.AliasChange.FromString,
+                _registered_method=True)
+        self.RollbackBuild = channel.unary_unary(
+                '/ragway.v1.Retriever/RollbackBuild',
+                request_serializer=ragway_dot_v1_dot_retriever__pb2.RollbackBuildRequest.SerializeToString,
+                response_deserializer=ragway_dot_v1_dot_retriever__pb2.AliasChange.FromString,
+                _registered_method=True)
+        self.DeleteBuild = channel.unary_unary(
+                '/ragway.v1.Retriever/DeleteBuild',
+                request_serializer=ragway_dot_v1_dot_retriever__pb2.DeleteBuildRequest.SerializeToString,
+                response_deserializer=ragway_dot_v1_dot_retriever__pb2.DeleteBuildResponse.FromString,
+                _registered_method=True)
 
 
 class RetrieverServicer:
@@ -88,6 +128,63 @@ class RetrieverServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UpdateAccess(self, request, context):
+        """Rewrite the access groups and/or status of one document's chunks in a build
+        (the text and ids stay). Idempotent.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateBuild(self, request, context):
+        """Knowledge builds (see docs/ingestion.md). A build is created empty, filled
+        with Upsert(origin = BULK), sealed with its summary, then promoted.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SealBuild(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListBuilds(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ShowBuild(self, request, context):
+        """One build with its live index counts (opens the build).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PromoteBuild(self, request, context):
+        """Count checks, then one atomic swap of `live`. FAILED_PRECONDITION when a
+        check fails or `live` moved since the caller looked (expected_live).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RollbackBuild(self, request, context):
+        """Point `live` back at the build it named before the last promotion.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteBuild(self, request, context):
+        """Remove a build that no alias and no rollback step names.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RetrieverServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -110,6 +207,46 @@ def add_RetrieverServicer_to_server(servicer, server):
                     servicer.DescribeBuild,
                     request_deserializer=ragway_dot_v1_dot_retriever__pb2.DescribeBuildRequest.FromString,
                     response_serializer=ragway_dot_v1_dot_retriever__pb2.DescribeBuildResponse.SerializeToString,
+            ),
+            'UpdateAccess': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateAccess,
+                    request_deserializer=ragway_dot_v1_dot_retriever__pb2.UpdateAccessRequest.FromString,
+                    response_serializer=ragway_dot_v1_dot_retriever__pb2.UpdateAccessResponse.SerializeToString,
+            ),
+            'CreateBuild': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateBuild,
+                    request_deserializer=ragway_dot_v1_dot_retriever__pb2.CreateBuildRequest.FromString,
+                    response_serializer=ragway_dot_v1_dot_retriever__pb2.BuildInfo.SerializeToString,
+            ),
+            'SealBuild': grpc.unary_unary_rpc_method_handler(
+                    servicer.SealBuild,
+                    request_deserializer=ragway_dot_v1_dot_retriever__pb2.SealBuildRequest.FromString,
+                    response_serializer=ragway_dot_v1_dot_retriever__pb2.BuildInfo.SerializeToString,
+            ),
+            'ListBuilds': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBuilds,
+                    request_deserializer=ragway_dot_v1_dot_retriever__pb2.ListBuildsRequest.FromString,
+                    response_serializer=ragway_dot_v1_dot_retriever__pb2.ListBuildsResponse.SerializeToString,
+            ),
+            'ShowBuild': grpc.unary_unary_rpc_method_handler(
+                    servicer.ShowBuild,
+                    request_deserializer=ragway_dot_v1_dot_retriever__pb2.ShowBuildRequest.FromString,
+                    response_serializer=ragway_dot_v1_dot_retriever__pb2.BuildInfo.SerializeToString,
+            ),
+            'PromoteBuild': grpc.unary_unary_rpc_method_handler(
+                    servicer.PromoteBuild,
+                    request_deserializer=ragway_dot_v1_dot_retriever__pb2.PromoteBuildRequest.FromString,
+                    response_serializer=ragway_dot_v1_dot_retriever__pb2.AliasChange.SerializeToString,
+            ),
+            'RollbackBuild': grpc.unary_unary_rpc_method_handler(
+                    servicer.RollbackBuild,
+                    request_deserializer=ragway_dot_v1_dot_retriever__pb2.RollbackBuildRequest.FromString,
+                    response_serializer=ragway_dot_v1_dot_retriever__pb2.AliasChange.SerializeToString,
+            ),
+            'DeleteBuild': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteBuild,
+                    request_deserializer=ragway_dot_v1_dot_retriever__pb2.DeleteBuildRequest.FromString,
+                    response_serializer=ragway_dot_v1_dot_retriever__pb2.DeleteBuildResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -220,6 +357,222 @@ class Retriever:
             '/ragway.v1.Retriever/DescribeBuild',
             ragway_dot_v1_dot_retriever__pb2.DescribeBuildRequest.SerializeToString,
             ragway_dot_v1_dot_retriever__pb2.DescribeBuildResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateAccess(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ragway.v1.Retriever/UpdateAccess',
+            ragway_dot_v1_dot_retriever__pb2.UpdateAccessRequest.SerializeToString,
+            ragway_dot_v1_dot_retriever__pb2.UpdateAccessResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateBuild(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ragway.v1.Retriever/CreateBuild',
+            ragway_dot_v1_dot_retriever__pb2.CreateBuildRequest.SerializeToString,
+            ragway_dot_v1_dot_retriever__pb2.BuildInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SealBuild(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ragway.v1.Retriever/SealBuild',
+            ragway_dot_v1_dot_retriever__pb2.SealBuildRequest.SerializeToString,
+            ragway_dot_v1_dot_retriever__pb2.BuildInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListBuilds(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ragway.v1.Retriever/ListBuilds',
+            ragway_dot_v1_dot_retriever__pb2.ListBuildsRequest.SerializeToString,
+            ragway_dot_v1_dot_retriever__pb2.ListBuildsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ShowBuild(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ragway.v1.Retriever/ShowBuild',
+            ragway_dot_v1_dot_retriever__pb2.ShowBuildRequest.SerializeToString,
+            ragway_dot_v1_dot_retriever__pb2.BuildInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PromoteBuild(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ragway.v1.Retriever/PromoteBuild',
+            ragway_dot_v1_dot_retriever__pb2.PromoteBuildRequest.SerializeToString,
+            ragway_dot_v1_dot_retriever__pb2.AliasChange.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RollbackBuild(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ragway.v1.Retriever/RollbackBuild',
+            ragway_dot_v1_dot_retriever__pb2.RollbackBuildRequest.SerializeToString,
+            ragway_dot_v1_dot_retriever__pb2.AliasChange.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteBuild(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ragway.v1.Retriever/DeleteBuild',
+            ragway_dot_v1_dot_retriever__pb2.DeleteBuildRequest.SerializeToString,
+            ragway_dot_v1_dot_retriever__pb2.DeleteBuildResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -44,6 +44,26 @@ class RetrieverStub:
     """Remove every chunk of the given documents from a build. Idempotent."""
     DescribeBuild: _grpc.UnaryUnaryMultiCallable[_retriever_pb2.DescribeBuildRequest, _retriever_pb2.DescribeBuildResponse]
     """Which build an alias points at, and how much it holds."""
+    UpdateAccess: _grpc.UnaryUnaryMultiCallable[_retriever_pb2.UpdateAccessRequest, _retriever_pb2.UpdateAccessResponse]
+    """Rewrite the access groups and/or status of one document's chunks in a build
+    (the text and ids stay). Idempotent.
+    """
+    CreateBuild: _grpc.UnaryUnaryMultiCallable[_retriever_pb2.CreateBuildRequest, _retriever_pb2.BuildInfo]
+    """Knowledge builds (see docs/ingestion.md). A build is created empty, filled
+    with Upsert(origin = BULK), sealed with its summary, then promoted.
+    """
+    SealBuild: _grpc.UnaryUnaryMultiCallable[_retriever_pb2.SealBuildRequest, _retriever_pb2.BuildInfo]
+    ListBuilds: _grpc.UnaryUnaryMultiCallable[_retriever_pb2.ListBuildsRequest, _retriever_pb2.ListBuildsResponse]
+    ShowBuild: _grpc.UnaryUnaryMultiCallable[_retriever_pb2.ShowBuildRequest, _retriever_pb2.BuildInfo]
+    """One build with its live index counts (opens the build)."""
+    PromoteBuild: _grpc.UnaryUnaryMultiCallable[_retriever_pb2.PromoteBuildRequest, _retriever_pb2.AliasChange]
+    """Count checks, then one atomic swap of `live`. FAILED_PRECONDITION when a
+    check fails or `live` moved since the caller looked (expected_live).
+    """
+    RollbackBuild: _grpc.UnaryUnaryMultiCallable[_retriever_pb2.RollbackBuildRequest, _retriever_pb2.AliasChange]
+    """Point `live` back at the build it named before the last promotion."""
+    DeleteBuild: _grpc.UnaryUnaryMultiCallable[_retriever_pb2.DeleteBuildRequest, _retriever_pb2.DeleteBuildResponse]
+    """Remove a build that no alias and no rollback step names."""
 
 @_typing.type_check_only
 class RetrieverAsyncStub(RetrieverStub):
@@ -58,6 +78,26 @@ class RetrieverAsyncStub(RetrieverStub):
     """Remove every chunk of the given documents from a build. Idempotent."""
     DescribeBuild: _aio.UnaryUnaryMultiCallable[_retriever_pb2.DescribeBuildRequest, _retriever_pb2.DescribeBuildResponse]  # type: ignore[assignment]
     """Which build an alias points at, and how much it holds."""
+    UpdateAccess: _aio.UnaryUnaryMultiCallable[_retriever_pb2.UpdateAccessRequest, _retriever_pb2.UpdateAccessResponse]  # type: ignore[assignment]
+    """Rewrite the access groups and/or status of one document's chunks in a build
+    (the text and ids stay). Idempotent.
+    """
+    CreateBuild: _aio.UnaryUnaryMultiCallable[_retriever_pb2.CreateBuildRequest, _retriever_pb2.BuildInfo]  # type: ignore[assignment]
+    """Knowledge builds (see docs/ingestion.md). A build is created empty, filled
+    with Upsert(origin = BULK), sealed with its summary, then promoted.
+    """
+    SealBuild: _aio.UnaryUnaryMultiCallable[_retriever_pb2.SealBuildRequest, _retriever_pb2.BuildInfo]  # type: ignore[assignment]
+    ListBuilds: _aio.UnaryUnaryMultiCallable[_retriever_pb2.ListBuildsRequest, _retriever_pb2.ListBuildsResponse]  # type: ignore[assignment]
+    ShowBuild: _aio.UnaryUnaryMultiCallable[_retriever_pb2.ShowBuildRequest, _retriever_pb2.BuildInfo]  # type: ignore[assignment]
+    """One build with its live index counts (opens the build)."""
+    PromoteBuild: _aio.UnaryUnaryMultiCallable[_retriever_pb2.PromoteBuildRequest, _retriever_pb2.AliasChange]  # type: ignore[assignment]
+    """Count checks, then one atomic swap of `live`. FAILED_PRECONDITION when a
+    check fails or `live` moved since the caller looked (expected_live).
+    """
+    RollbackBuild: _aio.UnaryUnaryMultiCallable[_retriever_pb2.RollbackBuildRequest, _retriever_pb2.AliasChange]  # type: ignore[assignment]
+    """Point `live` back at the build it named before the last promotion."""
+    DeleteBuild: _aio.UnaryUnaryMultiCallable[_retriever_pb2.DeleteBuildRequest, _retriever_pb2.DeleteBuildResponse]  # type: ignore[assignment]
+    """Remove a build that no alias and no rollback step names."""
 
 class RetrieverServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -93,5 +133,73 @@ class RetrieverServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_retriever_pb2.DescribeBuildResponse, _abc.Awaitable[_retriever_pb2.DescribeBuildResponse]]:
         """Which build an alias points at, and how much it holds."""
+
+    @_abc_1.abstractmethod
+    def UpdateAccess(
+        self,
+        request: _retriever_pb2.UpdateAccessRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retriever_pb2.UpdateAccessResponse, _abc.Awaitable[_retriever_pb2.UpdateAccessResponse]]:
+        """Rewrite the access groups and/or status of one document's chunks in a build
+        (the text and ids stay). Idempotent.
+        """
+
+    @_abc_1.abstractmethod
+    def CreateBuild(
+        self,
+        request: _retriever_pb2.CreateBuildRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retriever_pb2.BuildInfo, _abc.Awaitable[_retriever_pb2.BuildInfo]]:
+        """Knowledge builds (see docs/ingestion.md). A build is created empty, filled
+        with Upsert(origin = BULK), sealed with its summary, then promoted.
+        """
+
+    @_abc_1.abstractmethod
+    def SealBuild(
+        self,
+        request: _retriever_pb2.SealBuildRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retriever_pb2.BuildInfo, _abc.Awaitable[_retriever_pb2.BuildInfo]]: ...
+
+    @_abc_1.abstractmethod
+    def ListBuilds(
+        self,
+        request: _retriever_pb2.ListBuildsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retriever_pb2.ListBuildsResponse, _abc.Awaitable[_retriever_pb2.ListBuildsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def ShowBuild(
+        self,
+        request: _retriever_pb2.ShowBuildRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retriever_pb2.BuildInfo, _abc.Awaitable[_retriever_pb2.BuildInfo]]:
+        """One build with its live index counts (opens the build)."""
+
+    @_abc_1.abstractmethod
+    def PromoteBuild(
+        self,
+        request: _retriever_pb2.PromoteBuildRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retriever_pb2.AliasChange, _abc.Awaitable[_retriever_pb2.AliasChange]]:
+        """Count checks, then one atomic swap of `live`. FAILED_PRECONDITION when a
+        check fails or `live` moved since the caller looked (expected_live).
+        """
+
+    @_abc_1.abstractmethod
+    def RollbackBuild(
+        self,
+        request: _retriever_pb2.RollbackBuildRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retriever_pb2.AliasChange, _abc.Awaitable[_retriever_pb2.AliasChange]]:
+        """Point `live` back at the build it named before the last promotion."""
+
+    @_abc_1.abstractmethod
+    def DeleteBuild(
+        self,
+        request: _retriever_pb2.DeleteBuildRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retriever_pb2.DeleteBuildResponse, _abc.Awaitable[_retriever_pb2.DeleteBuildResponse]]:
+        """Remove a build that no alias and no rollback step names."""
 
 def add_RetrieverServicer_to_server(servicer: RetrieverServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

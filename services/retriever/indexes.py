@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from services.retriever.model import AccessScope, Candidate, ChunkRecord
 
@@ -36,3 +36,15 @@ class DenseIndex(Protocol):
     def count(self) -> int: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class ChunkSource(Protocol):
+    """A sparse index that can hand back a document's stored chunks.
+
+    Optional: it lets the retriever change a document's access groups or status
+    without the caller resending the text. Backends without it answer
+    UpdateAccess with UNIMPLEMENTED.
+    """
+
+    def document_chunks(self, tenant: str, document_id: str) -> list[ChunkRecord]: ...

@@ -31,6 +31,8 @@ KEYS = {
     "demo": "key-demo-public",
     "disabled": "key-acme-disabled",
     "demo-sre": "key-demo-sre",
+    "initech": "key-initech-staff",
+    "initech-legal": "key-initech-legal",
 }
 
 

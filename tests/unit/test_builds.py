@@ -5,7 +5,15 @@ from pathlib import Path
 
 import pytest
 
-from services.retriever.builds import LIVE, BuildCatalog, UnknownBuildError
+from services.retriever.builds import (
+    BUILDING,
+    CANDIDATE,
+    LIVE,
+    BuildCatalog,
+    BuildStateError,
+    UnknownBuildError,
+)
+from services.retriever.model import OPEN_END, ChunkRecord, Status
 
 
 def catalog(root: Path) -> BuildCatalog:
@@ -44,3 +52,105 @@ def test_a_build_embedded_with_another_dimension_is_refused(tmp_path: Path) -> N
     build_id = catalog(tmp_path).ensure_live()
     with pytest.raises(ValueError, match="dim 384"):
         BuildCatalog(tmp_path, embedding_model="m", dim=768).open(build_id)
+
+
+def fill(c: BuildCatalog, build_id: str, n: int) -> None:
+    """n chunks of one document, with unit vectors (the engines, not the model, are tested)."""
+    build = c.open(build_id)
+    records = [
+        ChunkRecord(
+            chunk_id=f"doc#{i}",
+            document_id="doc",
+            tenant="t",
+            access_groups=("g",),
+            status=Status.CURRENT,
+            effective_from=0,
+            effective_to=OPEN_END,
+            version="1",
+            url="",
+            title="Doc",
+            section=str(i),
+            text=f"chunk number {i}",
+        )
+        for i in range(n)
+    ]
+    vectors = [[1.0] + [0.0] * 383 for _ in records]
+    with build.write_lock:
+        build.sparse.upsert(records)
+        build.dense.upsert(records, vectors)
+
+
+def sealed(c: BuildCatalog, n: int = 2) -> str:
+    build_id = c.create(status=BUILDING)
+    fill(c, build_id, n)
+    c.seal(build_id, {"documents": 1, "chunks": n})
+    return build_id
+
+
+def test_promote_swaps_live_and_rollback_walks_back_one_promotion_at_a_time(
+    tmp_path: Path,
+) -> None:
+    c = catalog(tmp_path)
+    first = c.ensure_live()
+    a, b = sealed(c), sealed(c, 3)
+    c.set_alias(CANDIDATE, b)
+    assert c.promote(a, expected_live=first) == (first, a)
+    assert c.promote(b, gate={"passed": True}) == (a, b)
+    assert c.aliases() == {LIVE: b}  # the candidate alias went with the promotion
+    assert c.manifest(b)["gate"] == {"passed": True} and c.manifest(b)["promoted_at"]
+    assert c.live_history() == [first, a, b]
+    assert c.rollback() == (b, a)
+    assert c.rollback() == (a, first)
+    with pytest.raises(BuildStateError, match="no earlier build"):
+        c.rollback()
+    assert c.resolve(LIVE) == first
+    # Survives a restart: the history is on disk.
+    c.close()
+    assert catalog(tmp_path).live_history() == [first]
+
+
+def test_promotion_checks_the_build_and_refuses_a_moved_live(tmp_path: Path) -> None:
+    c = catalog(tmp_path)
+    live = c.ensure_live()
+    building = c.create(status=BUILDING)
+    with pytest.raises(BuildStateError, match=r"not sealed ready.*is empty"):
+        c.promote(building)
+    fill(c, building, 2)
+    with pytest.raises(BuildStateError, match="the load reported 5"):
+        c.seal(building, {"chunks": 5})
+    ready = sealed(c)
+    with pytest.raises(BuildStateError, match="live moved"):
+        c.promote(ready, expected_live="someone-else")
+    c.update_manifest(ready, chunks=7)  # the manifest disagrees with the index
+    with pytest.raises(BuildStateError, match="no incremental update explains"):
+        c.promote(ready)
+    c.open(ready).mark_touched([("t", "doc")])  # ...unless webhooks changed it since
+    assert c.promote(ready) == (live, ready)
+    with pytest.raises(BuildStateError, match="already live"):
+        c.promote(ready)
+
+
+def test_delete_refuses_aliased_builds_and_rollback_steps(tmp_path: Path) -> None:
+    c = catalog(tmp_path)
+    first = c.ensure_live()
+    a = sealed(c)
+    spare = sealed(c)
+    c.promote(a)
+    for kept in (a, first):
+        with pytest.raises(BuildStateError):
+            c.delete(kept)
+    c.open(spare)  # an open build is closed before its folder goes
+    c.delete(spare)
+    assert spare not in c.build_ids()
+    with pytest.raises(UnknownBuildError):
+        c.delete(spare)
+
+
+def test_touched_documents_persist_with_the_build(tmp_path: Path) -> None:
+    c = catalog(tmp_path)
+    build_id = c.create()
+    build = c.open(build_id)
+    with build.write_lock:
+        build.mark_touched([("t", "a"), ("t", "b")])
+    c.close()
+    assert catalog(tmp_path).open(build_id).touched == {("t", "a"), ("t", "b")}

@@ -115,6 +115,16 @@ class TantivySparseIndex:
     def count(self) -> int:
         return int(self._index.searcher().num_docs)
 
+    def document_chunks(self, tenant: str, document_id: str) -> list[ChunkRecord]:
+        """Every stored chunk of one document (for metadata-only rewrites)."""
+        searcher = self._index.searcher()
+        term = tantivy.Query.term_query(self._schema, "doc_key", _doc_key(tenant, document_id))
+        found = searcher.search(term, limit=10_000, count=False)
+        return sorted(
+            (self._to_record(searcher.doc(address)) for _, address in found.hits),
+            key=lambda c: c.chunk_id,
+        )
+
     def close(self) -> None:
         with self._write_lock:
             self._writer.wait_merging_threads()

@@ -1,0 +1,323 @@
+"""Source formats → structural blocks (headings, paragraphs, lists, tables, code).
+
+Every format is reduced to the same block list, rendered as Markdown, so that
+one chunker serves them all and the extractive generator sees one notation
+(code fences, ``| a | b |`` tables, ``- item`` lists):
+
+    Markdown  markdown-it-py (CommonMark + tables); blocks keep their source lines
+    HTML      the standard library's HTMLParser; <title> and <meta name=...> give metadata
+    text      blank-line paragraphs
+    PDF       pypdf text per page, blank-line paragraphs; the PDF's /Title
+
+Markdown and plain text may start with YAML front matter for their metadata.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from typing import Any, Literal
+
+import yaml
+from markdown_it import MarkdownIt
+
+BlockKind = Literal["heading", "paragraph", "list", "table", "code", "quote"]
+FORMATS = ("markdown", "html", "text", "pdf")
+# Metadata names read from HTML <meta name="..."> (also with a "ragway:" prefix).
+META_NAMES = (
+    "document_id",
+    "tenant",
+    "groups",
+    "status",
+    "version",
+    "url",
+    "title",
+    "effective_from",
+    "effective_to",
+)
+_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
+
+
+class ParseError(ValueError):
+    """The source cannot be read as its format says."""
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: BlockKind
+    text: str  # Markdown rendering of the whole block
+    level: int = 0  # heading level
+    # Units a too-long block may be split into without breaking structure:
+    # list items, table rows (each repeated with `header`), code lines.
+    units: tuple[str, ...] = ()
+    header: str = ""  # a table's header row and separator
+
+
+@dataclass
+class Parsed:
+    blocks: list[Block]
+    meta: dict[str, Any] = field(default_factory=dict)
+    title: str | None = None  # the format's own title (first heading, <title>, /Title)
+
+
+def parse(kind: str, data: bytes) -> Parsed:
+    if kind == "pdf":
+        return _parse_pdf(data)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"not UTF-8 text: {exc}") from exc
+    if kind == "markdown":
+        meta, body = split_front_matter(text)
+        return _with_meta(parse_markdown(body), meta)
+    if kind == "text":
+        meta, body = split_front_matter(text)
+        return Parsed(blocks=_paragraphs(body), meta=meta)
+    if kind == "html":
+        return parse_html(text)
+    raise ParseError(f"unknown format {kind!r}; known: {', '.join(FORMATS)}")
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    match = _FRONT_MATTER.match(text)
+    if not match:
+        return {}, text
+    try:
+        loaded = yaml.safe_load(match.group(1)) or {}
+    except yaml.YAMLError as exc:
+        raise ParseError(f"invalid front matter: {exc}") from exc
+    if not isinstance(loaded, dict):
+        raise ParseError("front matter must be a mapping")
+    return loaded, text[match.end() :]
+
+
+def _with_meta(parsed: Parsed, meta: dict[str, Any]) -> Parsed:
+    parsed.meta = meta
+    return parsed
+
+
+# -- Markdown ---------------------------------------------------------------
+
+_MD = MarkdownIt("commonmark").enable("table")
+
+
+def parse_markdown(body: str) -> Parsed:
+    lines = body.splitlines()
+    tokens = _MD.parse(body)
+    blocks: list[Block] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.level != 0 or tok.map is None or tok.nesting == -1:
+            i += 1
+            continue
+        # The block's tokens run to the matching close at level 0.
+        j = i
+        if tok.nesting == 1:
+            while not (tokens[j].nesting == -1 and tokens[j].level == 0):
+                j += 1
+        inner = tokens[i : j + 1]
+        start, end = tok.map
+        source = "\n".join(lines[start:end]).strip("\n")
+        if tok.type == "heading_open":
+            blocks.append(Block("heading", inner[1].content.strip(), level=int(tok.tag[1])))
+        elif tok.type in ("bullet_list_open", "ordered_list_open"):
+            items = [
+                "\n".join(lines[t.map[0] : t.map[1]]).strip("\n")
+                for t in inner
+                if t.type == "list_item_open" and t.level == 1 and t.map
+            ]
+            blocks.append(Block("list", source, units=tuple(items)))
+        elif tok.type == "table_open":
+            header = "\n".join(lines[start : start + 2])
+            rows = [
+                lines[t.map[0]]
+                for t in inner
+                if t.type == "tr_open" and t.map and t.map[0] >= start + 2
+            ]
+            blocks.append(Block("table", source, units=tuple(rows), header=header))
+        elif tok.type in ("fence", "code_block"):
+            blocks.append(Block("code", source, units=tuple(tok.content.rstrip("\n").split("\n"))))
+        elif tok.type == "blockquote_open":
+            blocks.append(Block("quote", source))
+        elif tok.type == "hr":
+            pass
+        elif source.strip():
+            blocks.append(Block("paragraph", source))
+        i = j + 1
+    title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), None)
+    return Parsed(blocks=blocks, title=title)
+
+
+def _paragraphs(body: str) -> list[Block]:
+    return [Block("paragraph", p.strip()) for p in re.split(r"\n\s*\n", body) if p.strip()]
+
+
+# -- HTML -------------------------------------------------------------------
+
+_BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "br", "hr"}
+_SKIP_TAGS = {"script", "style", "noscript", "template", "nav", "svg"}
+
+
+class _HtmlBlocks(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.blocks: list[Block] = []
+        self.meta: dict[str, Any] = {}
+        self.title: str | None = None
+        self._text: list[str] = []
+        self._skip = 0
+        self._in_title = False
+        self._heading: int | None = None
+        self._pre = False
+        self._lists: list[list[str]] = []  # open lists, innermost last
+        self._item: list[str] | None = None
+        self._table: list[tuple[list[str], bool]] | None = None  # (cells, is header row)
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _SKIP_TAGS:
+            self._skip += 1
+        elif tag == "title":
+            self._in_title = True
+        elif tag == "meta":
+            a = dict(attrs)
+            name = (a.get("name") or "").removeprefix("ragway:")
+            if name in META_NAMES and a.get("content") is not None:
+                value: Any = a["content"]
+                if name == "groups":
+                    value = [g.strip() for g in str(value).split(",") if g.strip()]
+                self.meta[name] = value
+        elif re.fullmatch(r"h[1-6]", tag):
+            self._flush()
+            self._heading = int(tag[1])
+        elif tag == "pre":
+            self._flush()
+            self._pre = True
+        elif tag in ("ul", "ol"):
+            self._flush()
+            if self._item is not None and self._lists:
+                self._lists[-1].append(" ".join("".join(self._item).split()))
+                self._item = None
+            self._lists.append([])
+        elif tag == "li":
+            self._item = []
+        elif tag == "table":
+            self._flush()
+            self._table = []
+        elif tag == "tr" and self._table is not None:
+            self._table.append(([], False))
+        elif tag in ("td", "th") and self._table is not None:
+            self._cell = []
+            if tag == "th" and self._table:
+                self._table[-1] = (self._table[-1][0], True)
+        elif tag in _BLOCK_TAGS:
+            self._flush()
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIP_TAGS:
+            self._skip = max(0, self._skip - 1)
+        elif tag == "title":
+            self._in_title = False
+        elif re.fullmatch(r"h[1-6]", tag) and self._heading is not None:
+            text = " ".join("".join(self._text).split())
+            self._text = []
+            if text:
+                self.blocks.append(Block("heading", text, level=self._heading))
+            self._heading = None
+        elif tag == "pre":
+            code = "".join(self._text).strip("\n")
+            self._text = []
+            self._pre = False
+            if code.strip():
+                self.blocks.append(
+                    Block("code", f"```\n{code}\n```", units=tuple(code.split("\n")))
+                )
+        elif tag == "li" and self._item is not None and self._lists:
+            text = " ".join("".join(self._item).split())
+            if text:
+                self._lists[-1].append(text)
+            self._item = None
+        elif tag in ("ul", "ol") and self._lists:
+            items = self._lists.pop()
+            if self._lists:  # a nested list continues its parent's items, indented
+                self._lists[-1].extend("  " + i for i in items)
+            elif items:
+                rendered = tuple(
+                    f"- {i}" if not i.startswith("  ") else f"  - {i.strip()}" for i in items
+                )
+                self.blocks.append(Block("list", "\n".join(rendered), units=rendered))
+        elif tag in ("td", "th") and self._cell is not None and self._table:
+            self._table[-1][0].append(" ".join("".join(self._cell).split()).replace("|", "\\|"))
+            self._cell = None
+        elif tag == "table" and self._table is not None:
+            self._emit_table(self._table)
+            self._table = None
+        elif tag in _BLOCK_TAGS:
+            self._flush()
+
+    def handle_data(self, data: str) -> None:
+        if self._skip:
+            return
+        if self._in_title:
+            self.title = ((self.title or "") + data).strip() or None
+        elif self._cell is not None:
+            self._cell.append(data)
+        elif self._item is not None:
+            self._item.append(data)
+        elif self._table is None:
+            self._text.append(data)
+
+    def close(self) -> None:
+        super().close()
+        self._flush()
+
+    def _flush(self) -> None:
+        if self._heading is not None or self._pre:
+            return
+        text = " ".join("".join(self._text).split())
+        self._text = []
+        if text:
+            self.blocks.append(Block("paragraph", text))
+
+    def _emit_table(self, rows: list[tuple[list[str], bool]]) -> None:
+        rows = [r for r in rows if r[0]]
+        if not rows:
+            return
+        width = max(len(cells) for cells, _ in rows)
+
+        def line(cells: list[str]) -> str:
+            return "| " + " | ".join(cells + [""] * (width - len(cells))) + " |"
+
+        # The first row is the header whether or not it used <th>: a table's
+        # rows are only meaningful with their column names.
+        header = line(rows[0][0]) + "\n" + "|" + " --- |" * width
+        body = tuple(line(cells) for cells, _ in rows[1:])
+        self.blocks.append(Block("table", "\n".join([header, *body]), units=body, header=header))
+
+
+def parse_html(text: str) -> Parsed:
+    parser = _HtmlBlocks()
+    parser.feed(text)
+    parser.close()
+    first_h1 = next((b.text for b in parser.blocks if b.kind == "heading" and b.level == 1), None)
+    return Parsed(blocks=parser.blocks, meta=parser.meta, title=parser.title or first_h1)
+
+
+# -- PDF --------------------------------------------------------------------
+
+
+def _parse_pdf(data: bytes) -> Parsed:
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        pages = [page.extract_text() or "" for page in reader.pages]
+        info = reader.metadata
+    except (PdfReadError, ValueError, KeyError, OSError) as exc:
+        raise ParseError(f"not a readable PDF: {exc}") from exc
+    title = str(info.title).strip() if info is not None and info.title else None
+    return Parsed(blocks=_paragraphs("\n\n".join(pages)), title=title or None)

@@ -1,0 +1,167 @@
+"""The ingest HTTP API: ``python -m services.ingest.api`` (default 127.0.0.1:7103).
+
+    POST /v1/webhooks/documents   signed delivery → 202 queued | 200 duplicate
+    GET  /healthz, /readyz
+
+A delivery is checked in this order, and refused at the first failure, before
+anything is stored: size (413), signature and timestamp (401), delivery id
+(400), body (422). Accepted deliveries are recorded in Redis before the task is
+queued; when Redis or the broker is away the answer is 503 and nothing is kept,
+so the sender's retry is the delivery.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from typing import Annotated, Any
+
+import redis
+import uvicorn
+from celery import Celery
+from fastapi import FastAPI, Header, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+
+from ragway.logs import configure
+from services.ingest.deliveries import DeliveryStore
+from services.ingest.models import PAYLOAD
+from services.ingest.settings import IngestSettings
+from services.ingest.signing import SignatureError, verify
+from services.ingest.worker import TASK, create_celery
+
+log = logging.getLogger(__name__)
+_DELIVERY_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+def error(status: int, code: str, message: str, **headers: str) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": code, "message": message}}, status_code=status, headers=headers
+    )
+
+
+def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> FastAPI:
+    secret = settings.webhook_secret.get_secret_value()
+    if not secret:
+        raise ValueError("RAGWAY_WEBHOOK_SECRET is empty: set the webhook signing secret")
+    client = redis.Redis.from_url(settings.redis_url, socket_timeout=5)
+    store = DeliveryStore(client, ttl_s=settings.delivery_ttl_s)
+    broker = celery or create_celery(settings)
+    app = FastAPI(
+        title="ragway ingest",
+        version="1",
+        description="Signed webhooks that keep the knowledge builds true to their sources.",
+    )
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", response_model=None)
+    async def readyz() -> dict[str, str] | JSONResponse:
+        try:
+            await run_in_threadpool(client.ping)
+        except redis.RedisError as exc:
+            return error(503, "redis_unavailable", f"Redis is unreachable: {exc}")
+        return {"status": "ready"}
+
+    @app.post("/v1/webhooks/documents", status_code=202, response_model=None)
+    async def document_webhook(
+        request: Request,
+        x_ragway_delivery: Annotated[str | None, Header()] = None,
+        x_ragway_timestamp: Annotated[str | None, Header()] = None,
+        x_ragway_signature: Annotated[str | None, Header()] = None,
+    ) -> dict[str, Any] | JSONResponse:
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > settings.max_body_bytes:
+            return error(413, "body_too_large", f"the limit is {settings.max_body_bytes} bytes")
+        body = await request.body()
+        if len(body) > settings.max_body_bytes:
+            return error(413, "body_too_large", f"the limit is {settings.max_body_bytes} bytes")
+        try:
+            signed_at = verify(
+                secret,
+                timestamp=x_ragway_timestamp,
+                signature=x_ragway_signature,
+                body=body,
+                now=time.time(),
+                tolerance_s=settings.webhook_tolerance_s,
+            )
+        except SignatureError as exc:
+            log.warning("webhook refused", extra={"code": exc.code})
+            return error(401, exc.code, str(exc))
+        if not x_ragway_delivery or not _DELIVERY_ID.match(x_ragway_delivery):
+            return error(
+                400,
+                "invalid_delivery_id",
+                "X-Ragway-Delivery must be 1-128 characters of [A-Za-z0-9._:-]",
+            )
+        try:
+            payload = PAYLOAD.validate_json(body)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
+                for e in exc.errors()[:5]
+            )
+            return error(422, "invalid_body", problems)
+        delivery_id = x_ragway_delivery
+        ref = payload.document
+        try:
+            recorded = await run_in_threadpool(
+                store.record,
+                delivery_id,
+                body,
+                signed_at=signed_at,
+                event=payload.event,
+                doc=f"{ref.tenant}/{ref.id}",
+            )
+        except redis.RedisError as exc:
+            return error(503, "redis_unavailable", f"cannot record: {exc}", **{"Retry-After": "5"})
+        if not recorded.same_body:
+            return error(
+                409,
+                "delivery_id_reused",
+                f"delivery {delivery_id} was received before with a different body",
+            )
+        if not recorded.created and recorded.state != "received":
+            return JSONResponse(
+                {"delivery_id": delivery_id, "status": recorded.state, "duplicate": True},
+                status_code=200,
+            )
+        # New, or recorded by an API that died before queueing: queue it (again).
+        try:
+            await run_in_threadpool(
+                broker.send_task,
+                TASK,
+                args=[delivery_id],
+                retry=True,
+                retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5},
+            )
+            await run_in_threadpool(store.mark_queued, delivery_id)
+        except Exception as exc:  # kombu raises many types; any means "not queued"
+            if recorded.created:
+                await run_in_threadpool(store.forget, delivery_id)
+            log.error("cannot queue", extra={"delivery_id": delivery_id, "error": str(exc)})
+            return error(503, "queue_unavailable", f"cannot queue: {exc}", **{"Retry-After": "5"})
+        log.info("delivery queued", extra={"delivery_id": delivery_id, "event": payload.event})
+        return {"delivery_id": delivery_id, "status": "queued", "duplicate": not recorded.created}
+
+    return app
+
+
+def main() -> None:
+    settings = IngestSettings()
+    configure("ingest-api", settings.log_level)
+    uvicorn.run(
+        create_app(settings),
+        host=settings.ingest_host,
+        port=settings.ingest_port,
+        log_level=settings.log_level.lower(),
+        access_log=False,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Celery workers: ``celery -A services.ingest.worker worker``.
+
+At-least-once delivery (INFRA.md): a task is acknowledged only after it ran
+(acks_late), a task whose worker process died is put back
+(reject_on_worker_lost), a worker reserves one task at a time, and a message
+left unacknowledged by a dead worker comes back after visibility_timeout.
+Tasks carry only the delivery id; the body waits in Redis. The task is thin:
+services.ingest.apply does the work.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import cache
+from typing import Any
+
+import grpc
+import redis
+from celery import Celery, Task, signals
+
+from ragway.logs import configure
+from ragway.v1 import retriever_pb2_grpc as pb_grpc
+from services.ingest.apply import PermanentError, TransientError, process
+from services.ingest.deliveries import TERMINAL, DeliveryStore
+from services.ingest.settings import IngestSettings
+
+log = logging.getLogger(__name__)
+TASK = "ingest.apply_delivery"
+
+
+def create_celery(settings: IngestSettings) -> Celery:
+    app = Celery("ragway-ingest", broker=settings.celery_broker_url)
+    app.conf.update(
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_ignore_result=True,
+        task_serializer="json",
+        accept_content=["json"],
+        broker_connection_retry_on_startup=True,
+        broker_transport_options={
+            "visibility_timeout": settings.visibility_timeout_s,
+            "unacked_restore_interval": 2,  # kombu >= 5.7 names
+            "unacked_restore_throttle": 1,
+        },
+    )
+    return app
+
+
+settings = IngestSettings()
+app = create_celery(settings)
+
+
+@signals.setup_logging.connect
+def _structured_logs(**_: Any) -> None:
+    """The same key=value log lines as every other ragway process (not Celery's own)."""
+    configure("ingest-worker", settings.log_level)
+
+
+@cache
+def _deps() -> tuple[DeliveryStore, pb_grpc.RetrieverStub]:
+    """One Redis client and one gRPC channel per worker process, made on first use."""
+    store = DeliveryStore(redis.Redis.from_url(settings.redis_url), ttl_s=settings.delivery_ttl_s)
+    channel = grpc.insecure_channel(settings.retriever_addr)
+    return store, pb_grpc.RetrieverStub(channel)
+
+
+def backoff_s(retries: int) -> float:
+    return float(min(settings.retry_backoff_max_s, settings.retry_backoff_s * 2**retries))
+
+
+@app.task(name=TASK, bind=True, max_retries=settings.task_max_retries)
+def apply_delivery(self: Task[Any, Any], delivery_id: str) -> str:
+    store, stub = _deps()
+    record = store.get(delivery_id)
+    if record is None or record["state"] in TERMINAL:
+        return "skipped"  # a redelivery of finished work, or an expired record
+    attempts = store.start_attempt(delivery_id)
+    try:
+        outcome = process(store, stub, delivery_id, timeout_s=settings.retriever_timeout_s)
+    except PermanentError as exc:
+        store.dead_letter(delivery_id, record["document"], str(exc), attempts)
+        log.error("dead letter", extra={"delivery_id": delivery_id, "error": str(exc)})
+        return "dead"
+    except TransientError as exc:
+        if self.request.retries >= settings.task_max_retries:
+            store.dead_letter(
+                delivery_id,
+                record["document"],
+                f"gave up after {attempts} attempts: {exc}",
+                attempts,
+            )
+            log.error("dead letter", extra={"delivery_id": delivery_id, "error": str(exc)})
+            return "dead"
+        store.set_state(delivery_id, "retrying", error=str(exc))
+        log.warning(
+            "transient failure; retrying", extra={"delivery_id": delivery_id, "error": str(exc)}
+        )
+        raise self.retry(exc=exc, countdown=backoff_s(self.request.retries)) from None
+    if outcome.state != "skipped":
+        store.set_state(
+            delivery_id, outcome.state, builds=",".join(outcome.builds), chunks=outcome.chunks
+        )
+    log.info("applied", extra={"delivery_id": delivery_id, "state": outcome.state})
+    return outcome.state

@@ -1,0 +1,299 @@
+"""Signed webhooks through the real ingest API, Redis broker, Celery worker and retriever.
+
+The ingest API and one Celery worker (prefork, separate processes) join the
+session's stack; documents go to the tenant 'initech', which no other test
+uses. The broker's visibility timeout is short here (6 s) so that a worker
+killed mid-task has its message redelivered within the test, and retries are
+few and quick (one retry, backoff up to 2 s) so a dead letter comes soon.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from ragway.launcher import Stack, free_port
+from services.ingest.deliveries import DeliveryStore
+from tests.integration.conftest import auth
+from tests.integration.webhooks import (
+    chunk_count,
+    deleted,
+    search,
+    send,
+    upserted,
+    wait_done,
+    wait_state,
+)
+
+VACATION = (
+    "# Initech vacation policy\n\n"
+    "## Carry-over\n\n"
+    "Initech staff may carry over at most twelve vacation days into the next calendar year.\n\n"
+    "## Requests\n\n"
+    "Initech staff request vacation in the TPS portal at least two weeks ahead.\n"
+)
+
+
+@pytest.fixture(scope="module")
+def ingest(stack: Stack) -> Iterator[Stack]:
+    stack.config.extra_env |= {
+        "RAGWAY_VISIBILITY_TIMEOUT_S": "6",
+        "RAGWAY_RETRY_BACKOFF_S": "0.5",
+        "RAGWAY_RETRY_BACKOFF_MAX_S": "2",
+        "RAGWAY_TASK_MAX_RETRIES": "1",
+    }
+    stack.start_ingest()
+    try:
+        yield stack
+    finally:
+        for name in ("ingest-worker", "ingest-api"):
+            if any(p.name == name for p in stack.parts):
+                stack.kill(name, signal.SIGTERM)
+        for name in ("ingest-api", "ingest-worker"):
+            text = (stack.logs_dir / f"{name}.log").read_text()
+            assert "Traceback" not in text, f"{name} logged a traceback:\n{text[-4000:]}"
+
+
+@pytest.fixture
+def hooks(ingest: Stack) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=ingest.config.ingest_url, timeout=30) as client:
+        yield client
+
+
+@pytest.fixture
+def store(ingest: Stack) -> Iterator[DeliveryStore]:
+    client = redis.Redis.from_url(ingest.config.redis_url)
+    yield DeliveryStore(client, ttl_s=3600)
+    client.close()
+
+
+def secret(stack: Stack) -> str:
+    return stack.config.webhook_secret
+
+
+def ask(api: httpx.Client, who: str, question: str) -> dict:  # type: ignore[type-arg]
+    resp = api.post("/v1/ask", json={"question": question, "top_k": 10}, headers=auth(who))
+    assert resp.status_code == 200, resp.text
+    body: dict = resp.json()  # type: ignore[type-arg]
+    return body
+
+
+def test_a_signed_webhook_makes_a_document_answerable_and_a_delete_unretrievable(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore, api: httpx.Client
+) -> None:
+    doc_id = f"vacation-{uuid.uuid4().hex[:6]}"
+    question = "How many vacation days may Initech staff carry over?"
+    assert doc_id not in {s["document_id"] for s in ask(api, "initech", question)["sources"]}
+
+    resp = send(hooks, secret(ingest), upserted(doc_id, VACATION))
+    assert resp.status_code == 202, resp.text
+    assert resp.json()["status"] == "queued"
+    record = wait_done(store, resp.json()["delivery_id"])
+    assert record["state"] == "done" and record["chunks"] == "2"
+
+    answer = ask(api, "initech", question)
+    assert answer["refused"] is False
+    assert "twelve vacation days" in answer["answer"]
+    assert doc_id in {c["document_id"] for c in answer["citations"]}
+
+    resp = send(hooks, secret(ingest), deleted(doc_id))
+    assert resp.status_code == 202
+    assert wait_done(store, resp.json()["delivery_id"])["state"] == "done"
+    hits = search(ingest.config.retriever_addr, question, groups=("staff", "legal"))
+    assert doc_id not in {h.document_id for h in hits}
+    assert doc_id not in {s["document_id"] for s in ask(api, "initech", question)["sources"]}
+
+
+def test_bad_signatures_stale_timestamps_and_bad_bodies_are_refused_and_change_nothing(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    before = chunk_count(ingest.config.retriever_addr)
+    good = upserted("never-stored", "# Never\n\nThis text must never be indexed.\n")
+    now = int(time.time())
+    cases: list[tuple[dict[str, Any], dict[str, Any] | bytes, int, str]] = [
+        ({"signature": "sha256=" + "0" * 64}, good, 401, "invalid_signature"),
+        ({"signature": ""}, good, 401, "missing_signature"),
+        ({"timestamp": now - 3600}, good, 401, "stale_timestamp"),
+        ({"delivery_id": "bad id with spaces"}, good, 400, "invalid_delivery_id"),
+        ({}, b'{"event": "document.upserted", "document": ', 422, "invalid_body"),
+        (
+            {},
+            {"event": "document.upserted", "document": {"id": "x", "tenant": "t"}},
+            422,
+            "invalid_body",
+        ),
+        (
+            {},
+            {"event": "document.renamed", "document": {"id": "x", "tenant": "t"}},
+            422,
+            "invalid_body",
+        ),
+    ]
+    for overrides, payload, status, code in cases:
+        delivery = f"refused-{uuid.uuid4().hex}"
+        kwargs: dict[str, Any] = {"delivery_id": delivery} | overrides
+        resp = send(hooks, secret(ingest), payload, **kwargs)
+        assert resp.status_code == status, (overrides, resp.text)
+        assert resp.json()["error"]["code"] == code
+        assert store.get(str(kwargs["delivery_id"])) is None  # nothing recorded or queued
+    # A body signed with another secret is refused the same way.
+    resp = send(hooks, "not-the-secret", good)
+    assert resp.status_code == 401
+    assert chunk_count(ingest.config.retriever_addr) == before
+    assert not search(ingest.config.retriever_addr, "text must never be indexed")
+
+
+def test_a_replayed_delivery_is_acknowledged_once_and_applied_once(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    delivery = f"replay-{uuid.uuid4().hex}"
+    payload = upserted("replayed", "# Replayed\n\nThe replay drill happens every Tuesday.\n")
+    first = send(hooks, secret(ingest), payload, delivery_id=delivery)
+    assert first.status_code == 202
+    wait_done(store, delivery)
+    count = chunk_count(ingest.config.retriever_addr)
+    # The sender retries with a fresh timestamp and signature: same delivery id.
+    again = send(hooks, secret(ingest), payload, delivery_id=delivery)
+    assert again.status_code == 200
+    assert again.json() == {"delivery_id": delivery, "status": "done", "duplicate": True}
+    # The same id with a different body is a sender bug, not a retry.
+    other = upserted("replayed", "# Replayed\n\nSomething else entirely.\n")
+    clash = send(hooks, secret(ingest), other, delivery_id=delivery)
+    assert clash.status_code == 409 and clash.json()["error"]["code"] == "delivery_id_reused"
+    record = store.get(delivery)
+    assert record is not None and record["attempts"] == "1"
+    assert chunk_count(ingest.config.retriever_addr) == count
+    hits = search(ingest.config.retriever_addr, "When is the replay drill?")
+    assert [h.document_id for h in hits].count("replayed") == 1
+
+
+def test_a_restricted_document_stays_invisible_without_its_group_until_access_changes(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore, api: httpx.Client
+) -> None:
+    doc_id = f"settlement-{uuid.uuid4().hex[:6]}"
+    question = "What did Initech agree to pay in the Lumbergh settlement?"
+    text = (
+        "# Lumbergh settlement\n\nInitech agreed to pay 40000 dollars in the Lumbergh settlement.\n"
+    )
+    resp = send(hooks, secret(ingest), upserted(doc_id, text, groups=["legal"]))
+    wait_done(store, resp.json()["delivery_id"])
+
+    staff = ask(api, "initech", question)
+    assert doc_id not in {s["document_id"] for s in staff["sources"]}
+    assert "40000" not in staff["answer"]
+    legal = ask(api, "initech-legal", question)
+    assert doc_id in {c["document_id"] for c in legal["citations"]}
+    assert "40000" in legal["answer"]
+
+    change = {
+        "event": "document.access_changed",
+        "document": {"id": doc_id, "tenant": "initech", "groups": ["staff"]},
+    }
+    resp = send(hooks, secret(ingest), change)
+    assert resp.status_code == 202
+    assert wait_done(store, resp.json()["delivery_id"])["state"] == "done"
+    assert doc_id in {c["document_id"] for c in ask(api, "initech", question)["citations"]}
+
+    retire = {
+        "event": "document.access_changed",
+        "document": {"id": doc_id, "tenant": "initech", "status": "deprecated"},
+    }
+    wait_done(store, send(hooks, secret(ingest), retire).json()["delivery_id"])
+    assert doc_id not in {
+        h.document_id
+        for h in search(ingest.config.retriever_addr, question, groups=("staff", "legal"))
+    }
+
+
+def test_a_worker_killed_mid_task_still_indexes_the_document_exactly_once(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    addr = ingest.config.retriever_addr
+    doc_id = f"killed-{uuid.uuid4().hex[:6]}"
+    text = "# Fire drill\n\n" + "\n\n".join(
+        f"## Floor {n}\n\nOn floor {n} the fire warden gathers staff at exit {n}."
+        for n in range(1, 6)
+    )
+    before = chunk_count(addr)
+    retriever = ingest.part("retriever").process.pid
+    # Freeze the retriever so the task is caught inside its gRPC calls, then
+    # kill the whole worker (main process and pool child) as a crash would.
+    os.kill(retriever, signal.SIGSTOP)
+    try:
+        resp = send(hooks, secret(ingest), upserted(doc_id, text))
+        delivery = resp.json()["delivery_id"]
+        wait_state(store, delivery, "running")
+        ingest.kill("ingest-worker", signal.SIGKILL, group=True)
+    finally:
+        os.kill(retriever, signal.SIGCONT)
+    record = store.get(delivery)
+    assert record is not None and record["state"] == "running"
+
+    ingest.start_worker()  # the message comes back after the visibility timeout
+    record = wait_done(store, delivery)
+    assert record["state"] == "done"
+    assert int(record["attempts"]) == 2
+    assert chunk_count(addr) == before + 5
+    hits = search(addr, "Where does the fire warden on floor 3 gather staff?")
+    ids = [h.chunk_id for h in hits if h.document_id == doc_id]
+    assert len(ids) == len(set(ids)) and f"{doc_id}#floor-3" in ids
+
+
+def test_a_document_that_cannot_be_parsed_goes_to_the_dead_letters(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    garbage = base64.b64encode(b"%PDF-1.4 this is not really a pdf").decode()
+    payload = upserted("broken-pdf", garbage, content_type="application/pdf")
+    resp = send(hooks, secret(ingest), payload)
+    assert resp.status_code == 202
+    record = wait_done(store, resp.json()["delivery_id"])
+    assert record["state"] == "dead", record
+    assert "broken-pdf" in record["error"] and "PDF" in record["error"], record
+    dead = [d for d in store.dead_letters() if d["delivery_id"] == resp.json()["delivery_id"]]
+    assert len(dead) == 1 and dead[0]["document"] == "initech/broken-pdf", (record, dead)
+
+
+def test_an_older_change_arriving_late_does_not_overwrite_a_newer_one(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    doc_id = f"ordered-{uuid.uuid4().hex[:6]}"
+    newer = upserted(doc_id, "# Lunch\n\nThe Initech lunch break starts at 1 pm.\n")
+    older = upserted(doc_id, "# Lunch\n\nThe Initech lunch break starts at noon.\n")
+    first = send(hooks, secret(ingest), newer | {"occurred_at": 2000.0})
+    assert wait_done(store, first.json()["delivery_id"])["state"] == "done"
+    late = send(hooks, secret(ingest), older | {"occurred_at": 1000.0})
+    assert late.status_code == 202
+    assert wait_done(store, late.json()["delivery_id"])["state"] == "superseded"
+    hits = [
+        h for h in search(ingest.config.retriever_addr, "lunch break") if h.document_id == doc_id
+    ]
+    assert len(hits) == 1 and "1 pm" in hits[0].text
+
+
+def test_a_retriever_that_stays_away_ends_in_a_dead_letter_after_retries(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    # The only worker consuming now reaches for a retriever that is not there.
+    ingest.kill("ingest-worker", signal.SIGTERM)
+    nowhere = f"127.0.0.1:{free_port()}"
+    ingest.start_worker("ingest-worker-astray", env={"RAGWAY_RETRIEVER_ADDR": nowhere})
+    try:
+        resp = send(hooks, secret(ingest), upserted("unlucky", "# Unlucky\n\nNever applied.\n"))
+        record = wait_done(store, resp.json()["delivery_id"])
+    finally:
+        ingest.kill("ingest-worker-astray", signal.SIGTERM)
+        ingest.start_worker()
+    assert record["state"] == "dead"
+    assert record["attempts"] == "2"  # the first try and one retry (RAGWAY_TASK_MAX_RETRIES=1)
+    assert "UNAVAILABLE" in record["error"] and "gave up after 2 attempts" in record["error"]
+    dead = [d for d in store.dead_letters() if d["delivery_id"] == resp.json()["delivery_id"]]
+    assert len(dead) == 1 and dead[0]["attempts"] == "2"

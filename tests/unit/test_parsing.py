@@ -1,0 +1,192 @@
+"""Parsing every format into blocks, and chunking that follows structure before size."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragway.chunking import chunk_blocks, duplicate_rate, pack
+from ragway.kb import Defaults, DocumentError, build_document, parse_document
+from ragway.parsing import Block, ParseError, parse, parse_html, parse_markdown
+
+MD = """# Guide
+
+Intro paragraph.
+
+## Install
+
+- step one
+- step two
+  continued
+
+| Port | Service |
+| --- | --- |
+| 7101 | retriever |
+| 7103 | ingest |
+
+```bash
+make up
+# not a heading
+```
+"""
+
+
+def test_markdown_blocks_keep_their_kind_and_source() -> None:
+    blocks = parse_markdown(MD).blocks
+    assert [b.kind for b in blocks] == [
+        "heading",
+        "paragraph",
+        "heading",
+        "list",
+        "table",
+        "code",
+    ]
+    lst, table, code = blocks[3], blocks[4], blocks[5]
+    assert lst.units == ("- step one", "- step two\n  continued")
+    assert table.header == "| Port | Service |\n| --- | --- |"
+    assert table.units == ("| 7101 | retriever |", "| 7103 | ingest |")
+    assert code.text.startswith("```bash") and "# not a heading" in code.text
+
+
+def test_sections_carry_the_heading_path_and_ids_are_stable() -> None:
+    doc = build_document("markdown", MD.encode(), {}, Defaults(), fallback_id="guide")
+    assert [(c.chunk_id, c.section) for c in doc.chunks] == [
+        ("guide#intro", ""),
+        ("guide#install", "Install"),
+    ]
+    again = build_document("markdown", MD.encode(), {}, Defaults(), fallback_id="guide")
+    assert [c.chunk_id for c in again.chunks] == [c.chunk_id for c in doc.chunks]
+
+
+def test_a_long_table_splits_between_rows_and_every_piece_repeats_the_header() -> None:
+    rows = "\n".join(f"| host-{n} | rack {n} holds the primary replica |" for n in range(40))
+    text = f"# T\n\n## Hosts\n\n| Host | Note |\n| --- | --- |\n{rows}\n"
+    doc = build_document("markdown", text.encode(), {}, Defaults(max_words=60), fallback_id="t")
+    assert len(doc.chunks) > 3
+    for c in doc.chunks:
+        assert c.text.startswith("| Host | Note |\n| --- | --- |\n| host-")
+        assert len(c.text.split()) <= 60 + 8
+    body_rows = [line for c in doc.chunks for line in c.text.splitlines()[2:]]
+    assert body_rows == rows.splitlines()  # every row once, in order
+
+
+def test_long_lists_split_between_items_and_long_code_between_lines_refenced() -> None:
+    items = "\n".join(f"- item {n} has several words in it" for n in range(30))
+    code = "\n".join(f"echo line {n}" for n in range(60))
+    text = f"# T\n\n## L\n\n{items}\n\n## C\n\n```sh\n{code}\n```\n"
+    doc = build_document("markdown", text.encode(), {}, Defaults(max_words=50), fallback_id="t")
+    lists = [c for c in doc.chunks if c.section == "L"]
+    codes = [c for c in doc.chunks if c.section == "C"]
+    assert len(lists) > 1 and all(c.text.startswith("- item") for c in lists)
+    assert len(codes) > 1
+    assert all(c.text.startswith("```sh\n") and c.text.endswith("\n```") for c in codes)
+    assert [c.chunk_id for c in codes][:2] == ["t#c", "t#c-2"]
+
+
+def test_a_long_paragraph_splits_between_sentences() -> None:
+    sentence = "The replica catches up within one minute of a restart."
+    text = "# T\n\n" + " ".join([sentence] * 30) + "\n"
+    doc = build_document("markdown", text.encode(), {}, Defaults(max_words=40), fallback_id="t")
+    assert len(doc.chunks) > 1
+    assert all(c.text.endswith("restart.") for c in doc.chunks)
+
+
+def test_small_blocks_pack_together_up_to_the_limit() -> None:
+    blocks = [Block("paragraph", "one two three")] * 5
+    assert pack(blocks, 7) == ["one two three\n\none two three"] * 2 + ["one two three"]
+
+
+def test_html_becomes_headings_paragraphs_lists_tables_and_code_with_meta() -> None:
+    html = """<html><head><title>Rules</title><style>p{}</style>
+    <meta name="tenant" content="acme"><meta name="ragway:groups" content="staff, hr">
+    </head><body><nav>Home | About</nav><h1>Rules</h1><p>First &amp; foremost.</p>
+    <h2>Limits</h2><table><tr><th>City</th><th>Limit</th></tr><tr><td>Paris</td><td>180</td></tr></table>
+    <ul><li>one</li><li>two<ul><li>nested</li></ul></li></ul><pre>x = 1
+y = 2</pre><script>alert(1)</script></body></html>"""
+    parsed = parse_html(html)
+    assert parsed.title == "Rules"
+    assert parsed.meta == {"tenant": "acme", "groups": ["staff", "hr"]}
+    kinds = [(b.kind, b.text) for b in parsed.blocks]
+    assert kinds[:3] == [
+        ("heading", "Rules"),
+        ("paragraph", "First & foremost."),
+        ("heading", "Limits"),
+    ]
+    table = parsed.blocks[3]
+    assert table.header == "| City | Limit |\n| --- | --- |"
+    assert table.units == ("| Paris | 180 |",)
+    assert parsed.blocks[4].text == "- one\n- two\n  - nested"
+    assert parsed.blocks[5].text == "```\nx = 1\ny = 2\n```"
+    assert "alert" not in str(kinds) and "Home" not in str(kinds)
+    doc = build_document(
+        "html", html.encode(), {}, Defaults(tenant=None, groups=()), fallback_id="r"
+    )
+    assert (doc.tenant, doc.groups, doc.title) == ("acme", ["staff", "hr"], "Rules")
+    assert [c.section for c in doc.chunks] == ["", "Limits"]
+
+
+def test_plain_text_is_paragraphs_with_optional_front_matter() -> None:
+    parsed = parse("text", b"---\ntitle: Notes\n---\nFirst para.\n\nSecond para.\n")
+    assert parsed.meta == {"title": "Notes"}
+    assert [b.text for b in parsed.blocks] == ["First para.", "Second para."]
+
+
+def minimal_pdf(title: str, lines: list[str]) -> bytes:
+    """A one-page PDF with a text stream and an /Info title, built by hand."""
+    ops = " ".join(f"({line}) Tj T*" for line in lines)
+    stream = f"BT /F1 12 Tf 14 TL 72 720 Td {ops} ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        f"<< /Title ({title}) >>".encode(),
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+def test_pdf_text_and_title_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "memo.pdf"
+    path.write_bytes(minimal_pdf("Budget memo", ["The budget for 2027 is 4 million euros."]))
+    doc = parse_document(path, tmp_path, Defaults())
+    assert doc.title == "Budget memo" and doc.source_format == "pdf"
+    assert "4 million euros" in doc.chunks[0].text
+    with pytest.raises(ParseError, match="not a readable PDF"):
+        parse("pdf", b"%PDF-1.4 garbage")
+
+
+def test_sidecar_metadata_overrides_and_required_fields_are_named(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("Some text.\n")
+    (tmp_path / "a.txt.meta.yaml").write_text("tenant: t1\ngroups: [g]\nversion: '7'\n")
+    doc = parse_document(tmp_path / "a.txt", tmp_path, Defaults(tenant=None, groups=()))
+    assert (doc.tenant, doc.groups, doc.version) == ("t1", ["g"], "7")
+    (tmp_path / "b.txt").write_text("Other text.\n")
+    with pytest.raises(DocumentError, match=r"b\.txt: missing required metadata: tenant"):
+        parse_document(tmp_path / "b.txt", tmp_path, Defaults(tenant=None, groups=()))
+    with pytest.raises(DocumentError, match="missing required metadata: groups"):
+        parse_document(tmp_path / "b.txt", tmp_path, Defaults(tenant="t", groups=()))
+    (tmp_path / "c.docx").write_bytes(b"PK")
+    with pytest.raises(DocumentError, match=r"unknown type '\.docx'"):
+        parse_document(tmp_path / "c.docx", tmp_path, Defaults())
+
+
+def test_duplicate_rate_counts_repeated_normalised_text() -> None:
+    assert duplicate_rate(["A  b", "a b", "c", "d"]) == 0.25
+    assert duplicate_rate([]) == 0.0
+    blocks = [Block("heading", "X", level=2), Block("paragraph", "same")] * 2
+    assert len(chunk_blocks("d", "T", blocks)) == 2
