@@ -52,6 +52,10 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
     raise _Stop
 
 
+def _still_stopping(signum: int, frame: FrameType | None) -> None:
+    err.print("still stopping the parts (each has a bounded grace period)…")
+
+
 @app.command()
 def up(
     port: Annotated[int, typer.Option(help="Gateway HTTP port")] = 8000,
@@ -119,6 +123,10 @@ def up(
         err.print(f"[bold red]error:[/] {exc}")
         raise typer.Exit(1) from None
     finally:
+        # A second Ctrl-C while the parts stop must not abandon them half-stopped
+        # (or print a traceback): stopping is bounded by each part's grace period.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, _still_stopping)
         stack.stop()
         console.print("All parts stopped.")
 

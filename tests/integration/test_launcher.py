@@ -49,3 +49,39 @@ def test_a_part_that_dies_while_starting_is_reported_with_its_log(tmp_path: Path
     # Redis and the generator had started: stop() must not leave them running.
     assert {p.name for p in started} == {"redis", "retriever", "generator"}
     assert all(p.process.poll() is not None for p in started)
+
+
+def test_a_second_ctrl_c_while_stopping_still_stops_everything_cleanly(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from ragway.launcher import free_port
+
+    ports = [str(free_port()) for _ in range(5)]
+    flags = ["--port", "--redis-port", "--retriever-port", "--generator-port", "--ingest-port"]
+    args = [a for pair in zip(flags, ports, strict=True) for a in pair]
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "ragway"), "up", *args, "--data-dir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=os.environ | {"COLUMNS": "200"},
+    )
+    assert proc.stdout is not None
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if "Press Ctrl-C to stop" in line:
+            break
+    else:
+        pytest.fail("ragway up never became ready:\n" + "".join(lines))
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)  # inside the shutdown now
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    assert "All parts stopped." in out, out
+    assert "Traceback" not in out, out
+    assert proc.returncode == 0
