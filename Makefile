@@ -82,15 +82,13 @@ RERANKER ?= $(lastword $(sort $(wildcard var/models/reranker-*)))
 
 .PHONY: train-reranker
 train-reranker: $(STAMP) ## Fine-tune the cross-encoder on SciFact's train split (var/models/)
-	OMP_NUM_THREADS=$$(nproc) $(BIN)/ragway train reranker --dataset $(SCIFACT) \
-	  --epochs 1 --group-size 6 --max-length 192 --layers 4 --learning-rate 6e-5
+	OMP_NUM_THREADS=$$(nproc) $(BIN)/ragway train reranker --dataset $(SCIFACT)
 
 .PHONY: bench-retrieval
 bench-retrieval: $(STAMP) ## SciFact validation: every mode, + the trained reranker (trains one if none)
 	@if [ -z "$(RERANKER)" ]; then $(MAKE) --no-print-directory train-reranker; fi
 	r="$(RERANKER)"; [ -n "$$r" ] || r=$$(ls -d var/models/reranker-* | sort | tail -n 1); \
-	RAGWAY_RERANK_DEPTH=5 $(BIN)/ragway eval retrieval --dataset $(SCIFACT) --split validation \
-	  --reranker "$$r"
+	$(BIN)/ragway eval retrieval --dataset $(SCIFACT) --split validation --reranker "$$r"
 
 .PHONY: eval-answers
 eval-answers: $(STAMP) ## The demo QA set through the API: correctness, faithfulness, citations

@@ -41,15 +41,15 @@ ARTIFACT_FORMAT = "ragway-reranker/1"
 
 @dataclass(frozen=True)
 class TrainConfig:
-    max_length: int = 256
-    epochs: int = 2
+    max_length: int = 192
+    epochs: int = 4
     queries_per_step: int = 4
-    group_size: int = 8  # one positive + group_size - 1 hard negatives
+    group_size: int = 6  # one positive + group_size - 1 hard negatives
     negatives_depth: int = 30
-    learning_rate: float = 5e-5
+    learning_rate: float = 1e-4
     warmup_ratio: float = 0.1
     weight_decay: float = 0.01
-    layers: int = 6  # keep the first N encoder layers (6 = all of MiniLM-L6)
+    layers: int = 4  # keep the first N encoder layers (6 = all of MiniLM-L6)
     seed: int = 2026
     threads: int = 2
 

@@ -18,7 +18,7 @@ class RetrieverSettings(ServiceSettings):
     reranker_path: Path | None = None
     # Depth and input length set the reranker's cost on a small CPU; the defaults
     # are the best point under a 150 ms p95 retrieval budget (docs/evaluation.md).
-    rerank_depth: int = Field(default=20, ge=1, le=200)
+    rerank_depth: int = Field(default=5, ge=1, le=200)
     rerank_max_length: int | None = Field(default=None, ge=16, le=512)
     rrf_k: int = Field(default=60, ge=1, le=1000)
     default_top_k: int = Field(default=8, ge=1, le=100)
