@@ -34,7 +34,6 @@ app.command("ingest")(ingest)
 console = Console()
 err = Console(stderr=True)
 
-DEMO_KB = [Path("docs"), Path("kb/demo")]
 DEMO_KEYS = {"rgw-demo-public-key": "public", "rgw-demo-sre-key": "public + sre"}
 
 
@@ -74,6 +73,7 @@ def up(
     ] = None,
 ) -> None:
     """Start Redis, retriever, generator, gateway, ingest API and worker; load the demo KB."""
+    from ragway.demo import DEMO_KB
     from ragway.launcher import LaunchError, Stack, StackConfig
 
     started = time.monotonic()
@@ -94,7 +94,7 @@ def up(
     try:
         with console.status("Starting Redis server, retriever and generator…"):
             stack.start_backends()
-        _load(config.retriever_addr, kb or DEMO_KB, tenant="demo", groups=["public"])
+        _load(config.retriever_addr, kb or list(DEMO_KB), tenant="demo", groups=["public"])
         with console.status("Starting gateway, ingest API and worker…"):
             stack.start_gateway()
             stack.start_ingest()

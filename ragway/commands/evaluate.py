@@ -24,6 +24,11 @@ RetrieverOpt = Annotated[
 ]
 
 
+def _require_artifact(reranker: Path) -> None:
+    if not (reranker / "artifact.json").is_file():
+        raise fail(f"--reranker {reranker}: not a reranker artifact (no artifact.json)")
+
+
 @eval_app.command("retrieval")
 def retrieval(
     dataset: DatasetOpt,
@@ -49,8 +54,8 @@ def retrieval(
     from ragway.launcher import LaunchError
 
     data, ids = load_split(dataset, split, seed)
-    if reranker is not None and not (reranker / "artifact.json").is_file():
-        raise fail(f"--reranker {reranker}: not a reranker artifact (no artifact.json)")
+    if reranker is not None:
+        _require_artifact(reranker)
     chosen = modes or "sparse,dense,hybrid" + (",hybrid+rerank" if reranker else "")
     home = eval_home(data)
     out = output or home / split
@@ -96,8 +101,7 @@ def rerank_curve(
     from ragway.training import curve, negatives
 
     data, ids = load_split(dataset, split, seed)
-    if not (reranker / "artifact.json").is_file():
-        raise fail(f"--reranker {reranker}: not a reranker artifact (no artifact.json)")
+    _require_artifact(reranker)
     try:
         depth_list = sorted({int(d) for d in depths.split(",")})
         length_list = sorted({int(n) for n in lengths.split(",")})

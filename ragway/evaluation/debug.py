@@ -13,7 +13,6 @@ file), so the candidates are the ones this caller may see.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,6 @@ from ragway.evaluation.answers import SUPPORT_COVERAGE, cited_sentences, numbers
 from ragway.text import content_terms
 from ragway.v1 import retriever_pb2, retriever_pb2_grpc
 
-_CITATION = re.compile(r"\[(\d+)\]")
 STAGES = {
     "bm25": (retriever_pb2.SEARCH_MODE_SPARSE, retriever_pb2.RERANK_MODE_OFF),
     "dense": (retriever_pb2.SEARCH_MODE_DENSE, retriever_pb2.RERANK_MODE_OFF),
