@@ -137,10 +137,12 @@ bench-ingest: $(STAMP) ## Ingestion throughput on SciFact against the embedder's
 	$(BIN)/python scripts/bench_ingest.py --dataset $(SCIFACT)
 
 .PHONY: lint
-lint: $(STAMP) ## ruff (lint + format check) and mypy --strict
+lint: $(STAMP) ## ruff (lint + format check), mypy --strict and the import layers (lint-imports)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy ragway services tests scripts loadtests
+	$(BIN)/mypy ragway ragway_tools services tests scripts loadtests
+	# Layers and service independence: the contracts are in pyproject.toml.
+	$(BIN)/lint-imports
 
 .PHONY: fmt
 fmt: $(STAMP) ## Format and autofix with ruff

@@ -33,7 +33,7 @@ def main(
     from loadtests import runner
     from loadtests.report import summary
     from loadtests.scenario import ScenarioError, load
-    from ragway.launcher import LaunchError
+    from ragway_tools.launcher import LaunchError
 
     signal.signal(signal.SIGTERM, _interrupt)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")

@@ -13,8 +13,8 @@ import signal
 from pathlib import Path
 
 from ragway.kb import Defaults, discover, parse_document
-from ragway.launcher import Stack, StackConfig, free_port
-from ragway.loading import load_documents
+from ragway_tools.launcher import Stack, StackConfig, free_port
+from ragway_tools.loading import load_documents
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_KB = [ROOT / "docs", ROOT / "kb" / "demo"]

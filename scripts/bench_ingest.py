@@ -34,14 +34,14 @@ from typing import Any
 import httpx
 import redis
 
-from ragway.builds import SourceRead, summarize
 from ragway.embedding import OnnxMiniLMEmbedder
-from ragway.evaluation.beir import load
 from ragway.kb import Defaults, Document, build_document
-from ragway.launcher import Stack, StackConfig
-from ragway.loading import load_documents
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
+from ragway_tools.build_client import SourceRead, summarize
+from ragway_tools.evaluation.beir import load
+from ragway_tools.launcher import Stack, StackConfig
+from ragway_tools.loading import load_documents
 from services.ingest.deliveries import TERMINAL, DeliveryStore
 from services.ingest.signing import sign
 

@@ -33,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ragway.launcher import free_port
+from ragway_tools.launcher import free_port
 
 
 def require_llama_cpp() -> None:

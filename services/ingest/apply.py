@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import grpc
 from pydantic import ValidationError
 
-from ragway.builds import target_builds
+from ragway.build_targets import target_builds
 from ragway.kb import CONTENT_TYPES, Defaults, DocumentError, build_document
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc

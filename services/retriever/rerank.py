@@ -1,7 +1,7 @@
 """The rerank stage: a cross-encoder scores (query, passage) pairs.
 
 No package ships cross-encoder weights, so ragway trains its own
-(``ragway train reranker``, see ``ragway/training/reranker.py``) into a
+(``ragway train reranker``, see ``ragway_tools/training/reranker.py``) into a
 versioned artifact folder, and the retriever loads it by path
 (``RAGWAY_RERANKER_PATH``). Without one the fused order stands. Two runtimes:
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ragway.embedding import cpu_session
-from ragway.training.reranker import ARTIFACT_FORMAT, encode, load_tokenizer
+from ragway.reranker_artifact import ARTIFACT_FORMAT, encode, load_tokenizer
 
 
 class Reranker(Protocol):

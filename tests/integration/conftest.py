@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from ragway.kb import Defaults, discover, parse_document
-from ragway.launcher import Stack, StackConfig
-from ragway.loading import load_documents
+from ragway_tools.launcher import Stack, StackConfig
+from ragway_tools.loading import load_documents
 from tests.conftest import FIXTURES, ROOT
 from tests.llm_servers import (
     Endpoint,

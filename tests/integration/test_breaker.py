@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ragway.launcher import Stack, StackConfig
+from ragway_tools.launcher import Stack, StackConfig
 from tests.conftest import FIXTURES
 from tests.integration.conftest import auth
 from tests.integration.runs import QUESTION

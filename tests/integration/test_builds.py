@@ -17,10 +17,10 @@ import pytest
 import redis
 from typer.testing import CliRunner
 
-from ragway import builds as b
-from ragway.cli import app
 from ragway.kb import Defaults, Document
-from ragway.launcher import Stack, StackConfig
+from ragway_tools import build_client as b
+from ragway_tools.cli import app
+from ragway_tools.launcher import Stack, StackConfig
 from services.ingest.deliveries import DeliveryStore
 from tests.conftest import FIXTURES
 from tests.integration.webhooks import search, send, upserted, wait_done

@@ -11,7 +11,7 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from ragway.launcher import Stack, StackConfig
+from ragway_tools.launcher import Stack, StackConfig
 from services.gateway.runs.store import RunStore, events_key, run_key
 from tests.conftest import FIXTURES
 from tests.integration.conftest import auth

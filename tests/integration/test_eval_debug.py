@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ragway.evaluation.answer_run import ask_all
-from ragway.evaluation.debug import debug
-from ragway.evaluation.qa import QAItem, QASet
-from ragway.launcher import Stack
+from ragway_tools.evaluation.answer_run import ask_all
+from ragway_tools.evaluation.debug import debug
+from ragway_tools.evaluation.qa import QAItem, QASet
+from ragway_tools.launcher import Stack
 from tests.conftest import FIXTURES
 from tests.integration.conftest import KEYS
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ragway.evaluation.beir import DatasetError, load, split_queries
-from ragway.evaluation.retrieval import evaluate_dataset
+from ragway_tools.evaluation.beir import DatasetError, load, split_queries
+from ragway_tools.evaluation.retrieval import evaluate_dataset
 from tests.conftest import FIXTURES
 
 TINY = FIXTURES / "beir-tiny"

@@ -21,7 +21,7 @@ import httpx
 import pytest
 import redis
 
-from ragway.launcher import Stack, free_port
+from ragway_tools.launcher import Stack, free_port
 from services.ingest.deliveries import DeliveryStore
 from tests.integration.conftest import auth
 from tests.integration.webhooks import (

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ragway.launcher import LaunchError, Stack, StackConfig
+from ragway_tools.launcher import LaunchError, Stack, StackConfig
 from tests.conftest import FIXTURES
 
 
@@ -58,7 +58,7 @@ def test_a_second_ctrl_c_while_stopping_still_stops_everything_cleanly(tmp_path:
     import sys
     import time
 
-    from ragway.launcher import free_port
+    from ragway_tools.launcher import free_port
 
     ports = [str(free_port()) for _ in range(5)]
     flags = ["--port", "--redis-port", "--retriever-port", "--generator-port", "--ingest-port"]

@@ -314,7 +314,7 @@ async def test_a_retry_after_beyond_the_first_token_budget_is_not_waited_for(
 async def test_a_refused_connection_is_retried_then_falls_back(
     extractive: ExtractiveGenerator,
 ) -> None:
-    from ragway.launcher import free_port
+    from ragway_tools.launcher import free_port
 
     model = openai_model(f"http://127.0.0.1:{free_port()}/v1", attempts=2)
     events = await collect(generator(model, extractive), GenerationRequest(QUESTION, PASSAGES))

@@ -14,8 +14,8 @@ import grpc
 import httpx
 import pytest
 
-from ragway.launcher import LaunchError, Stack, StackConfig
 from ragway.v1 import generator_pb2, generator_pb2_grpc
+from ragway_tools.launcher import LaunchError, Stack, StackConfig
 from services.generator.grounding import check_answer
 from services.generator.prompts import PromptTemplate
 from tests.conftest import FIXTURES

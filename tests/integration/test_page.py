@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ragway.launcher import Stack
+from ragway_tools.launcher import Stack
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None and os.environ.get("CI"):

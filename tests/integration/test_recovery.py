@@ -16,7 +16,7 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
-from ragway.launcher import Stack, StackConfig
+from ragway_tools.launcher import Stack, StackConfig
 from services.gateway.runs.models import EventType, RunStatus
 from services.gateway.runs.store import RunStore
 from tests.conftest import FIXTURES

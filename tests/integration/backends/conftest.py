@@ -17,7 +17,7 @@ import httpx
 import pytest
 from opensearchpy import OpenSearch
 
-from ragway.opensearch_node import NodeUnavailableError, OpenSearchNode, classpath
+from ragway_tools.opensearch_node import NodeUnavailableError, OpenSearchNode, classpath
 
 
 def _unavailable(reason: str) -> None:

@@ -22,11 +22,11 @@ import yaml
 from opensearchpy import OpenSearch
 from qdrant_client import QdrantClient
 
-from ragway.evaluation.congruence import LUCENE_TO_TANTIVY, compare_top
 from ragway.kb import Defaults, Document, discover, parse_document
-from ragway.launcher import Stack, StackConfig
-from ragway.loading import load_documents
 from ragway.v1 import retriever_pb2, retriever_pb2_grpc
+from ragway_tools.evaluation.congruence import LUCENE_TO_TANTIVY, compare_top
+from ragway_tools.launcher import Stack, StackConfig
+from ragway_tools.loading import load_documents
 from services.retriever.engines.edge_dense import EdgeDenseIndex
 from services.retriever.engines.opensearch_sparse import OpenSearchSparseIndex
 from services.retriever.engines.qdrant_dense import QdrantDenseIndex

@@ -1,0 +1,275 @@
+"""The ``ragway`` command: start the stack, load knowledge, ask, export the API spec."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from enum import StrEnum
+from pathlib import Path
+from types import FrameType
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ragway_tools.commands.builds import builds_app, ingest
+from ragway_tools.commands.congruence import eval_congruence
+from ragway_tools.commands.evaluate import eval_app
+from ragway_tools.commands.opensearch import opensearch_node
+from ragway_tools.commands.train import train_app
+
+app = typer.Typer(
+    help="ragway: grounded, cited answers from your knowledge base.", no_args_is_help=True
+)
+kb_app = typer.Typer(help="Load documents into a knowledge build.", no_args_is_help=True)
+app.add_typer(kb_app, name="kb")
+app.add_typer(eval_app, name="eval")
+app.add_typer(train_app, name="train")
+app.add_typer(builds_app, name="builds")
+app.command("ingest")(ingest)
+console = Console()
+err = Console(stderr=True)
+
+DEMO_KEYS = {"rgw-demo-public-key": "public", "rgw-demo-sre-key": "public + sre"}
+
+
+class GeneratorChoice(StrEnum):
+    extractive = "extractive"
+    llama = "llama"
+    openai = "openai"
+
+
+class _Stop(Exception):
+    pass
+
+
+def _raise_stop(signum: int, frame: FrameType | None) -> None:
+    raise _Stop
+
+
+def _still_stopping(signum: int, frame: FrameType | None) -> None:
+    err.print("still stopping the parts (each has a bounded grace period)…")
+
+
+@app.command()
+def up(
+    port: Annotated[int, typer.Option(help="Gateway HTTP port")] = 8000,
+    redis_port: Annotated[int, typer.Option(help="Redis-protocol server port")] = 6390,
+    retriever_port: Annotated[int, typer.Option(help="Retriever gRPC port")] = 7101,
+    generator_port: Annotated[int, typer.Option(help="Generator gRPC port")] = 7102,
+    ingest_port: Annotated[int, typer.Option(help="Ingest webhook API port")] = 7103,
+    data_dir: Annotated[Path, typer.Option(help="Redis AOF, indexes and logs")] = Path("var"),
+    kb: Annotated[list[Path] | None, typer.Option(help="Knowledge folders to load")] = None,
+    generator: Annotated[
+        GeneratorChoice | None,
+        typer.Option(
+            help="Generator backend: extractive, llama (the packaged local model) or openai "
+            "(RAGWAY_LLM_* settings); default RAGWAY_GENERATOR_BACKEND, else extractive"
+        ),
+    ] = None,
+) -> None:
+    """Start Redis, retriever, generator, gateway, ingest API and worker; load the demo KB."""
+    from ragway_tools.demo import DEMO_KB
+    from ragway_tools.launcher import LaunchError, Stack, StackConfig
+
+    started = time.monotonic()
+    config = StackConfig(
+        data_dir=data_dir,
+        redis_port=redis_port,
+        retriever_port=retriever_port,
+        generator_port=generator_port,
+        gateway_port=port,
+        ingest_port=ingest_port,
+        extra_env={"RAGWAY_GENERATOR_BACKEND": generator.value} if generator else {},
+    )
+    stack = Stack(config)
+    # Both signals, explicitly: a shell starting us in the background ignores
+    # SIGINT for its children, and Python would then never raise KeyboardInterrupt.
+    signal.signal(signal.SIGTERM, _raise_stop)
+    signal.signal(signal.SIGINT, _raise_stop)
+    try:
+        with console.status("Starting Redis server, retriever and generator…"):
+            stack.start_backends()
+        _load(config.retriever_addr, kb or list(DEMO_KB), tenant="demo", groups=["public"])
+        with console.status("Starting gateway, ingest API and worker…"):
+            stack.start_gateway()
+            stack.start_ingest()
+        ready_s = time.monotonic() - started
+        console.print(f"\n[bold green]ragway is ready[/] in {ready_s:.1f} s")
+        console.print(f"  Open [bold]{config.gateway_url}/[/] and ask a question.")
+        console.print(f"  API docs: {config.gateway_url}/docs   Logs: {stack.logs_dir}/")
+        for key, groups in DEMO_KEYS.items():
+            console.print(f"  Demo API key [cyan]{key}[/] (tenant demo; groups {groups})")
+        console.print(
+            f"  Webhooks: POST {config.ingest_url}/v1/webhooks/documents "
+            f"(demo secret {config.webhook_secret}; docs/ingestion.md)"
+        )
+        console.print("  Press Ctrl-C to stop.\n")
+        while True:
+            dead = stack.dead()
+            if dead:
+                names = ", ".join(
+                    f"{p.name} (exit {p.process.returncode}, log {p.log_path})" for p in dead
+                )
+                raise LaunchError(f"stopped unexpectedly: {names}")
+            time.sleep(0.5)
+    except _Stop:
+        console.print("\nStopping…")
+    except LaunchError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    finally:
+        # A second Ctrl-C while the parts stop must not abandon them half-stopped
+        # (or print a traceback): stopping is bounded by each part's grace period.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, _still_stopping)
+        stack.stop()
+        console.print("All parts stopped.")
+
+
+@kb_app.command("load")
+def kb_load(
+    paths: Annotated[list[Path], typer.Argument(help="Markdown files or folders")],
+    retriever: Annotated[str, typer.Option(help="Retriever address")] = "127.0.0.1:7101",
+    tenant: Annotated[str, typer.Option(help="Tenant when a document does not set one")] = "demo",
+    groups: Annotated[list[str] | None, typer.Option(help="Access groups by default")] = None,
+) -> None:
+    """Parse Markdown documents and upsert them into the live build through the retriever."""
+    from ragway_tools.launcher import LaunchError
+
+    try:
+        _load(retriever, paths, tenant=tenant, groups=groups or ["public"])
+    except LaunchError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+
+
+def _load(addr: str, paths: list[Path], *, tenant: str, groups: list[str]) -> None:
+    import grpc
+
+    from ragway.kb import Defaults, DocumentError, discover, parse_document
+    from ragway_tools.launcher import LaunchError
+    from ragway_tools.loading import load_documents
+
+    defaults = Defaults(tenant=tenant, groups=tuple(groups))
+    try:
+        files = discover(paths)
+    except DocumentError as exc:
+        raise LaunchError(str(exc)) from None
+    documents, problems = [], []
+    for path, root in files:
+        try:
+            documents.append(parse_document(path, root, defaults))
+        except DocumentError as exc:
+            problems.append(str(exc))
+    progress = Progress(
+        TextColumn("Loading knowledge"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    )
+    with progress:
+        task = progress.add_task("load", total=len(documents))
+        try:
+            report = load_documents(addr, documents, on_document=lambda _: progress.advance(task))
+        except grpc.RpcError as exc:
+            raise LaunchError(
+                f"the retriever at {addr} refused the documents: {exc.details()}"
+            ) from None
+    table = Table(title=f"Knowledge build {report.build_id}", show_edge=False)
+    for col in ("documents", "chunks", "skipped"):
+        table.add_column(col, justify="right")
+    table.add_row(str(report.documents), str(report.chunks), str(len(problems)))
+    console.print(table)
+    for problem in problems:
+        err.print(f"[yellow]skipped[/] {problem}")
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question")],
+    url: Annotated[str, typer.Option(help="Gateway URL")] = "http://127.0.0.1:8000",
+    key: Annotated[
+        str, typer.Option(envvar="RAGWAY_API_KEY", help="API key")
+    ] = "rgw-demo-public-key",
+) -> None:
+    """Ask the running gateway and print the answer with its sources."""
+    import httpx
+
+    try:
+        reply = httpx.post(
+            f"{url}/v1/ask",
+            json={"question": question},
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=60,
+        )
+    except httpx.HTTPError as exc:
+        err.print(f"[bold red]error:[/] cannot reach {url}: {exc}")
+        raise typer.Exit(1) from None
+    body = reply.json()
+    if reply.status_code != 200:
+        err.print(f"[bold red]{reply.status_code}[/] {body['error']['message']}")
+        raise typer.Exit(1)
+    if body["refused"]:
+        console.print(f"[yellow]No answer:[/] {body['reason']}")
+    else:
+        console.print(body["answer"])
+    for c in body["citations"]:
+        console.print(
+            f"  [{c['number']}] {c['title']} — {c['section'] or '(intro)'} ({c['source_id']})"
+        )
+
+
+@app.command()
+def bench(
+    qa: Annotated[Path, typer.Option(help="QA file (YAML items with 'question')")] = Path(
+        "tests/fixtures/demo-qa.yaml"
+    ),
+    output: Annotated[Path, typer.Option(help="Report path (a .json sits beside it)")] = Path(
+        "var/bench/report.md"
+    ),
+) -> None:
+    """Measure end-to-end latency on a private stack, with baselines from the same run."""
+    from ragway_tools import bench as bench_mod
+    from ragway_tools.launcher import LaunchError
+
+    try:
+        with console.status("Benchmarking on a private stack…"):
+            bench_mod.run(qa, output)
+    except LaunchError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    console.print(output.read_text())
+    console.print(f"report: {output}")
+
+
+@app.command()
+def openapi(
+    output: Annotated[Path | None, typer.Option(help="Write here instead of stdout")] = None,
+) -> None:
+    """Print (or write) the gateway's OpenAPI spec."""
+    from services.gateway.main import create_app
+    from services.gateway.settings import GatewaySettings
+
+    spec = create_app(
+        GatewaySettings(api_keys_file=Path("config/api-keys.yaml")), with_executor=False
+    ).openapi()
+    text = json.dumps(spec, indent=2, sort_keys=True) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text)
+        console.print(f"wrote {output}")
+
+
+app.command("opensearch-node")(opensearch_node)
+eval_app.command("congruence")(eval_congruence)
+
+
+def main() -> None:
+    app()

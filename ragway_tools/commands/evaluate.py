@@ -1,0 +1,343 @@
+"""``ragway eval ...``: retrieval quality, the reranker curve, answers, refusals, gates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import grpc
+import typer
+
+from ragway_tools.commands.common import console, eval_home, fail, load_split, progress_bar
+from ragway_tools.evaluation.qa import QASet
+
+eval_app = typer.Typer(
+    help="Measure retrieval and answers on benchmark data.", no_args_is_help=True
+)
+
+DatasetOpt = Annotated[Path, typer.Option(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/")]
+SplitOpt = Annotated[str, typer.Option(help="validation, train or all (fixed seeded 80/20 split)")]
+SeedOpt = Annotated[int, typer.Option(help="Seed of the train/validation split")]
+RetrieverOpt = Annotated[
+    str | None, typer.Option(help="A running retriever holding the corpus (default: start one)")
+]
+
+
+def _require_artifact(reranker: Path) -> None:
+    if not (reranker / "artifact.json").is_file():
+        raise fail(f"--reranker {reranker}: not a reranker artifact (no artifact.json)")
+
+
+@eval_app.command("retrieval")
+def retrieval(
+    dataset: DatasetOpt,
+    split: SplitOpt = "validation",
+    modes: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated of sparse,dense,hybrid,hybrid+rerank "
+            "(default: all, hybrid+rerank only with --reranker)"
+        ),
+    ] = None,
+    reranker: Annotated[
+        Path | None, typer.Option(help="Reranker artifact the private retriever loads")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option(help="Report folder (default var/eval/<name>-<checksum>/<split>)")
+    ] = None,
+    retriever: RetrieverOpt = None,
+    seed: SeedOpt = 2026,
+) -> None:
+    """Recall@k, HitRate@k, MRR@10 and nDCG@10 of each retrieval mode on a BEIR data set."""
+    from ragway_tools.evaluation.retrieval import evaluate_dataset
+    from ragway_tools.launcher import LaunchError
+
+    data, ids = load_split(dataset, split, seed)
+    if reranker is not None:
+        _require_artifact(reranker)
+    chosen = modes or "sparse,dense,hybrid" + (",hybrid+rerank" if reranker else "")
+    home = eval_home(data)
+    out = output or home / split
+    try:
+        with progress_bar() as progress:
+            table = evaluate_dataset(
+                data,
+                ids,
+                split,
+                [m.strip() for m in chosen.split(",") if m.strip()],
+                out,
+                retriever=retriever,
+                index_home=home / "retriever",
+                reranker=reranker,
+                progress=progress,
+            )
+    except (LaunchError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    console.print(table)
+    console.print(f"report: {out}/report.md, report.json, run.<mode>.trec")
+
+
+@eval_app.command("rerank-curve")
+def rerank_curve(
+    dataset: DatasetOpt,
+    reranker: Annotated[Path, typer.Option(help="Reranker artifact (ragway train reranker)")],
+    split: SplitOpt = "validation",
+    depths: Annotated[str, typer.Option(help="Comma-separated rerank depths")] = "10,20,30,50",
+    lengths: Annotated[str, typer.Option(help="Comma-separated max input lengths")] = (
+        "128,192,256"
+    ),
+    runtimes: Annotated[str, typer.Option(help="onnx-int8 and/or onnx-fp32")] = "onnx-int8",
+    budget_ms: Annotated[
+        float, typer.Option(help="p95 the reranker may take (its share of the 150 ms budget)")
+    ] = 120.0,
+    output: Annotated[Path | None, typer.Option(help="Report folder")] = None,
+    retriever: RetrieverOpt = None,
+    seed: SeedOpt = 2026,
+) -> None:
+    """Quality and latency of the reranker at each depth and input length; picks the default."""
+    from ragway_tools.evaluation.retrieval import indexed_retriever
+    from ragway_tools.launcher import LaunchError
+    from ragway_tools.training import curve, negatives
+
+    data, ids = load_split(dataset, split, seed)
+    _require_artifact(reranker)
+    try:
+        depth_list = sorted({int(d) for d in depths.split(",")})
+        length_list = sorted({int(n) for n in lengths.split(",")})
+    except ValueError:
+        raise fail("--depths and --lengths take comma-separated integers") from None
+    runtime_list = [r.strip() for r in runtimes.split(",") if r.strip()]
+    if bad := [r for r in runtime_list if r not in ("onnx-int8", "onnx-fp32")]:
+        raise fail(f"unknown runtime(s) {bad}; choose onnx-int8, onnx-fp32")
+    home = eval_home(data)
+    out = output or home / split / "rerank-curve"
+    with progress_bar() as progress:
+        try:
+            with indexed_retriever(
+                data, retriever=retriever, index_home=home / "retriever", progress=progress
+            ) as (stub, _):
+                task = progress.add_task("candidates", total=len(ids))
+                found = negatives.candidates(
+                    stub, data, ids, depth=max(depth_list), on_query=lambda: progress.advance(task)
+                )
+        except LaunchError as exc:
+            raise fail(str(exc), 1) from None
+        task = progress.add_task("scoring", total=len(ids) * len(length_list) * len(runtime_list))
+        points = curve.measure(
+            reranker,
+            data,
+            found,
+            depths=depth_list,
+            lengths=length_list,
+            runtimes=runtime_list,
+            on_step=lambda n: progress.advance(task, n),
+        )
+    best = curve.best_under(points, budget_ms)
+    table = curve.render(points, curve.fused_point(data, found), budget_ms, best)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.md").write_text(f"# Reranker curve: {reranker.name} on {split}\n\n{table}")
+    (out / "report.json").write_text(
+        json.dumps(
+            {
+                "artifact": str(reranker),
+                "split": split,
+                "budget_ms": budget_ms,
+                "points": [p.__dict__ for p in points],
+                "best": best.__dict__ if best else None,
+            },
+            indent=2,
+        )
+    )
+    console.print(table)
+    if best is None:
+        console.print(f"No point fits {budget_ms:.0f} ms p95.")
+    else:
+        console.print(
+            f"Best under {budget_ms:.0f} ms p95: {best.runtime}, max length {best.max_length}, "
+            f"depth {best.depth} (nDCG@10 {best.ndcg10:.3f}, p95 {best.p95_ms:.1f} ms)"
+        )
+    console.print(f"report: {out}/report.md")
+
+
+QAOpt = Annotated[Path, typer.Option(help="QA set (YAML, see ragway_tools/evaluation/qa.py)")]
+GatewayOpt = Annotated[
+    str | None, typer.Option(help="A running gateway URL (default: start a private demo stack)")
+]
+
+
+def _qa(path: Path) -> QASet:
+    from ragway_tools.evaluation.qa import QAFileError, load_qa
+
+    try:
+        return load_qa(path)
+    except QAFileError as exc:
+        raise fail(str(exc)) from None
+
+
+@eval_app.command("answers")
+def answers(
+    qa: QAOpt = Path("eval/demo-qa.yaml"),
+    gateway: GatewayOpt = None,
+    output: Annotated[Path | None, typer.Option(help="Report folder")] = None,
+    generator: Annotated[
+        str | None,
+        typer.Option(help="Label for the generator in the report (default: from the runs)"),
+    ] = None,
+) -> None:
+    """Correctness, faithfulness, citations, abstention and an audit verdict per answer."""
+    from ragway_tools.evaluation import answers as scoring
+    from ragway_tools.evaluation.answer_run import AskError, ask_all
+    from ragway_tools.evaluation.answer_run import gateway as open_gateway
+    from ragway_tools.launcher import LaunchError
+
+    qa_set = _qa(qa)
+    out = output or Path("var/eval") / qa_set.name / "answers"
+    try:
+        with progress_bar() as progress:
+            start = progress.add_task("starting", total=None)
+            with open_gateway(gateway) as (url, _):
+                progress.remove_task(start)
+                task = progress.add_task("questions", total=len(qa_set.items))
+                scores = ask_all(url, qa_set, on_item=lambda: progress.advance(task))
+    except (LaunchError, AskError) as exc:
+        raise fail(str(exc), 1) from None
+    meta = {"gateway": gateway or "private demo stack", "generator": generator or "configured"}
+    table = scoring.render(qa_set, scores, meta)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.md").write_text(table)
+    report = {
+        "qa": qa_set.name,
+        **meta,
+        "summary": scoring.summarize(scores),
+        "segments": scoring.by_segment(scores),
+        "items": [
+            {
+                "id": s.item.id,
+                "segment": s.item.segment,
+                "question": s.item.question,
+                "refused": s.refused,
+                "correct": s.correct,
+                "faithful": s.faithful,
+                "verdict": s.verdict,
+                "cited_documents": s.cited_documents,
+                "unsupported": s.unsupported,
+                "unsupported_numbers": s.unsupported_numbers,
+                "answer": s.answer,
+                "reason": s.reason,
+                "degraded": s.degraded,
+                "latency_ms": round(s.latency_ms, 1),
+            }
+            for s in scores
+        ],
+    }
+    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    console.print(table)
+    console.print(f"report: {out}/report.md, report.json")
+
+
+@eval_app.command("sweep-refusal")
+def sweep_refusal(
+    qa: QAOpt = Path("eval/demo-qa.yaml"),
+    thresholds: Annotated[
+        str, typer.Option(help="Comma-separated min_support values, or start:stop:step")
+    ] = "0.30:0.66:0.03",
+    output: Annotated[Path | None, typer.Option(help="Report folder")] = None,
+) -> None:
+    """Correct vs false refusals at each evidence threshold (a private stack per sweep)."""
+    from ragway_tools.evaluation.answer_run import AskError, best_threshold, render_sweep, sweep
+    from ragway_tools.launcher import LaunchError
+    from services.generator.settings import GeneratorSettings
+
+    try:
+        if ":" in thresholds:
+            lo, hi, step = (float(x) for x in thresholds.split(":"))
+            values = [round(lo + i * step, 4) for i in range(int((hi - lo) / step + 1e-9) + 1)]
+        else:
+            values = [float(x) for x in thresholds.split(",")]
+    except ValueError:
+        raise fail("--thresholds: comma-separated numbers or start:stop:step") from None
+    if not values or not all(0.0 <= v <= 1.0 for v in values):
+        raise fail("--thresholds must lie in [0, 1]")
+    qa_set = _qa(qa)
+    current = GeneratorSettings().min_support
+    try:
+        with progress_bar() as progress:
+            task = progress.add_task("thresholds", total=len(values))
+            points = sweep(qa_set, values, on_threshold=lambda _: progress.advance(task))
+    except (LaunchError, AskError) as exc:
+        raise fail(str(exc), 1) from None
+    best = best_threshold(points)
+    table = render_sweep(points, best, current)
+    out = output or Path("var/eval") / qa_set.name / "sweep-refusal"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.md").write_text(f"# Refusal threshold sweep on {qa_set.name}\n\n{table}")
+    (out / "report.json").write_text(
+        json.dumps({"points": [p.__dict__ for p in points], "best": best.__dict__}, indent=2)
+    )
+    console.print(table)
+    console.print(
+        f"Best threshold: {best.threshold:.2f} (cost {best.cost:g}, abstention accuracy "
+        f"{best.abstention_accuracy:.3f}, false refusals {best.false_refusals:.3f}); "
+        f"current default RAGWAY_MIN_SUPPORT={current:.2f}"
+    )
+    console.print(f"report: {out}/report.md")
+
+
+@eval_app.command("debug")
+def debug(
+    question: Annotated[str, typer.Argument(help="The question to trace")],
+    key: Annotated[str, typer.Option(help="API key to ask as")] = "rgw-demo-public-key",
+    gateway: GatewayOpt = None,
+    retriever: Annotated[
+        str | None, typer.Option(help="The running retriever behind --gateway")
+    ] = None,
+    keys_file: Annotated[Path, typer.Option(help="API key file")] = Path("config/api-keys.yaml"),
+    depth: Annotated[int, typer.Option(min=1, max=100, help="Candidates shown per stage")] = 8,
+) -> None:
+    """Every stage for one question: candidates, fusion, rerank, context, answer, citations."""
+    from ragway_tools.commands.debug_view import show
+    from ragway_tools.evaluation.answer_run import gateway as open_gateway
+    from ragway_tools.evaluation.debug import debug as trace
+    from ragway_tools.launcher import LaunchError
+
+    if (gateway is None) != (retriever is None):
+        raise fail("give both --gateway and --retriever, or neither (private demo stack)")
+    try:
+        with open_gateway(gateway) as (url, stack):
+            addr = retriever or stack.config.retriever_addr
+            report = trace(
+                question, gateway_url=url, retriever=addr, key=key, keys_file=keys_file, depth=depth
+            )
+    except (LaunchError, ValueError, RuntimeError, grpc.RpcError) as exc:
+        raise fail(str(exc), 1) from None
+    show(report, console)
+
+
+@eval_app.command("gate")
+def gate(
+    config: Annotated[Path, typer.Option(help="Gates file (YAML)")],
+    report: Annotated[
+        list[str] | None,
+        typer.Option(help="Override a report path: NAME=PATH (repeatable)"),
+    ] = None,
+) -> None:
+    """Compare reports with floors, ceilings and tolerances; exit 1 on any breach."""
+    from ragway_tools.evaluation.release_gate import GateConfigError, apply, load_config, render
+
+    overrides = {}
+    for entry in report or []:
+        name, sep, path = entry.partition("=")
+        if not sep or not name or not path:
+            raise fail(f"--report {entry!r}: expected NAME=PATH")
+        overrides[name] = Path(path)
+    try:
+        outcomes = apply(load_config(config, overrides))
+    except GateConfigError as exc:
+        raise fail(str(exc)) from None
+    console.print(render(outcomes), soft_wrap=True)  # a table, not prose: never wrapped
+    breaches = [o for o in outcomes if not o.passed]
+    if breaches:
+        console.print(f"[bold red]gate failed:[/] {len(breaches)} of {len(outcomes)} checks")
+        raise typer.Exit(1)
+    console.print(f"gate passed: {len(outcomes)} checks")

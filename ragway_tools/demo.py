@@ -1,0 +1,34 @@
+"""A private demo stack: every part on free loopback ports, the demo knowledge base loaded.
+
+Benchmarks and evaluations run against this, beside a ``make up`` that may be
+using the default ports, and leave nothing behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from ragway.kb import Defaults, discover, parse_document
+from ragway_tools.launcher import Stack, StackConfig
+from ragway_tools.loading import load_documents
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_KB = (ROOT / "docs", ROOT / "kb/demo")
+
+
+@contextlib.contextmanager
+def demo_stack(extra_env: dict[str, str] | None = None) -> Iterator[Stack]:
+    """Start Redis, retriever, generator, load the demo KB, start the gateway; stop on exit."""
+    with tempfile.TemporaryDirectory(prefix="ragway-demo-") as tmp:
+        stack = Stack(StackConfig.on_free_ports(Path(tmp), extra_env=dict(extra_env or {})))
+        try:
+            stack.start_backends()
+            docs = [parse_document(p, r, Defaults()) for p, r in discover(list(DEMO_KB))]
+            load_documents(stack.config.retriever_addr, docs)
+            stack.start_gateway()
+            yield stack
+        finally:
+            stack.stop()
