@@ -8,18 +8,21 @@ normalisation ("1,000" = "1000", "2.50" = "2.5"); spelled-out numbers ("three")
 are not checked.
 
 LLM backends check each sentence as it completes, before streaming it
-(``SentenceSplitter`` finds sentence ends in a token stream); the servicer runs
-``check_answer`` on every final answer as a last line of defence.
+(``SentenceSplitter`` finds sentence ends in a token stream); the servicer passes
+every final answer through ``review_final`` as a last line of defence.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ragway.text import content_terms
-from services.generator.backends.base import Passage
+from services.generator.backends.base import Degradation, Final, Passage
+
+log = logging.getLogger(__name__)
 
 CITATION = re.compile(r"\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]")
 _SPACE_BEFORE_CITATION = re.compile(r"[ \t]+(?=[.!?,;:]|$)")
@@ -139,6 +142,44 @@ def check_answer(answer: str, passages: Mapping[int, Passage]) -> list[SentenceC
     if pending:
         units.append(pending)
     return [check_sentence(u, passages) for u in units]
+
+
+def review_final(final: Final, passages: Mapping[int, Passage], *, run_id: str = "") -> Final:
+    """The final answer as the caller gets it, whichever backend wrote it.
+
+    A citation of a passage that was not in the context is dropped from
+    ``cited_passages``; it and any number found in no passage its sentence
+    cites are added to ``degraded`` (codes ``unknown_citation`` and
+    ``unsupported_number``). The answer text itself is left as it is.
+    """
+    cited = [n for n in final.cited_passages if n in passages]
+    degraded = list(final.degraded)
+    unknown = [n for n in final.cited_passages if n not in passages]
+    unsupported: set[str] = set()
+    for check in check_answer(final.answer, passages):
+        unknown.extend(n for n in check.unknown if n not in unknown)
+        unsupported.update(check.unsupported)
+    if unknown:
+        log.warning("dropped unknown citations", extra={"run_id": run_id, "numbers": unknown})
+        degraded.append(
+            Degradation(
+                "unknown_citation",
+                f"citation(s) {', '.join(f'[{n}]' for n in unknown)} are not passages "
+                "of the context: dropped",
+            )
+        )
+    if unsupported:
+        log.warning(
+            "answer has unsupported numbers", extra={"run_id": run_id, "numbers": unsupported}
+        )
+        degraded.append(
+            Degradation(
+                "unsupported_number",
+                f"number(s) {', '.join(sorted(unsupported))} of the final answer appear "
+                "in no passage its sentence cites",
+            )
+        )
+    return replace(final, cited_passages=cited, degraded=degraded)
 
 
 class SentenceSplitter:

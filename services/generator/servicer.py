@@ -1,4 +1,8 @@
-"""gRPC ↔ backend translation for the Generator, with the checks every backend gets."""
+"""gRPC ↔ backend translation for the Generator.
+
+The checks every final answer gets, whichever backend wrote it, live in
+services/generator/grounding.py (``review_final``); this module only calls them.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,6 @@ import grpc
 from ragway.v1 import generator_pb2 as pb
 from ragway.v1 import generator_pb2_grpc as pb_grpc
 from services.generator.backends.base import (
-    Degradation,
     Delta,
     Final,
     GenerationRequest,
@@ -23,7 +26,7 @@ from services.generator.backends.base import (
     Verdict,
 )
 from services.generator.faults import FaultSwitch
-from services.generator.grounding import check_answer
+from services.generator.grounding import review_final
 from services.generator.settings import GeneratorSettings
 
 log = logging.getLogger(__name__)
@@ -96,47 +99,18 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
 
 
 def _final(event: Final, by_number: dict[int, Passage], run_id: str) -> pb.GenerateFinal:
-    # Whatever the backend, the final answer is checked once more: a citation
-    # of a passage that was not in the context is dropped, and it and any
-    # number found in no cited passage are recorded as degradations.
-    cited = [n for n in event.cited_passages if n in by_number]
-    degraded = list(event.degraded)
-    unknown = [n for n in event.cited_passages if n not in by_number]
-    unsupported: set[str] = set()
-    for check in check_answer(event.answer, by_number):
-        unknown.extend(n for n in check.unknown if n not in unknown)
-        unsupported.update(check.unsupported)
-    if unknown:
-        log.warning("dropped unknown citations", extra={"run_id": run_id, "numbers": unknown})
-        degraded.append(
-            Degradation(
-                "unknown_citation",
-                f"citation(s) {', '.join(f'[{n}]' for n in unknown)} are not passages "
-                "of the context: dropped",
-            )
-        )
-    if unsupported:
-        log.warning(
-            "answer has unsupported numbers", extra={"run_id": run_id, "numbers": unsupported}
-        )
-        degraded.append(
-            Degradation(
-                "unsupported_number",
-                f"number(s) {', '.join(sorted(unsupported))} of the final answer appear "
-                "in no passage its sentence cites",
-            )
-        )
+    final = review_final(event, by_number, run_id=run_id)
     return pb.GenerateFinal(
-        answer=event.answer,
-        cited_passages=cited,
-        cited_source_ids=[by_number[n].source_id for n in cited],
-        verdict=_VERDICT[event.verdict],
-        refusal_reason=_REASON[event.refusal_reason],
-        refusal_detail=event.refusal_detail,
-        model=event.model,
-        prompt_version=event.prompt_version,
-        evidence_score=event.evidence_score,
-        degraded=[pb.GeneratorDegradation(code=d.code, detail=d.detail) for d in degraded],
+        answer=final.answer,
+        cited_passages=final.cited_passages,
+        cited_source_ids=[by_number[n].source_id for n in final.cited_passages],
+        verdict=_VERDICT[final.verdict],
+        refusal_reason=_REASON[final.refusal_reason],
+        refusal_detail=final.refusal_detail,
+        model=final.model,
+        prompt_version=final.prompt_version,
+        evidence_score=final.evidence_score,
+        degraded=[pb.GeneratorDegradation(code=d.code, detail=d.detail) for d in final.degraded],
     )
 
 

@@ -5,12 +5,14 @@ At-least-once delivery (INFRA.md): a task is acknowledged only after it ran
 (reject_on_worker_lost), a worker reserves one task at a time, and a message
 left unacknowledged by a dead worker comes back after visibility_timeout.
 Tasks carry only the delivery id; the body waits in Redis. The task is thin:
-services.ingest.apply does the work.
+``run_delivery`` (a plain function: states, retries, dead letters) calls
+services.ingest.apply, which does the work.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -65,13 +67,31 @@ def _deps() -> tuple[DeliveryStore, pb_grpc.RetrieverStub]:
     return store, pb_grpc.RetrieverStub(channel)
 
 
-def backoff_s(retries: int) -> float:
+def backoff_s(retries: int, settings: IngestSettings = settings) -> float:
     return float(min(settings.retry_backoff_max_s, settings.retry_backoff_s * 2**retries))
 
 
-@app.task(name=TASK, bind=True, max_retries=settings.task_max_retries)
-def apply_delivery(self: Task[Any, Any], delivery_id: str) -> str:
-    store, stub = _deps()
+@dataclass(frozen=True)
+class RetryLater:
+    """A transient failure the task should retry after ``countdown_s``."""
+
+    error: TransientError
+    countdown_s: float
+
+
+def run_delivery(
+    store: DeliveryStore,
+    stub: pb_grpc.RetrieverStub,
+    delivery_id: str,
+    *,
+    retries: int,
+    settings: IngestSettings,
+) -> str | RetryLater:
+    """One attempt at a delivery: its final state, or when to retry. ``retries``: made so far.
+
+    Records the attempt, the outcome or the dead letter in the store; the task
+    only turns a ``RetryLater`` into a Celery retry.
+    """
     record = store.get(delivery_id)
     if record is None or record["state"] in TERMINAL:
         return "skipped"  # a redelivery of finished work, or an expired record
@@ -83,7 +103,7 @@ def apply_delivery(self: Task[Any, Any], delivery_id: str) -> str:
         log.error("dead letter", extra={"delivery_id": delivery_id, "error": str(exc)})
         return "dead"
     except TransientError as exc:
-        if self.request.retries >= settings.task_max_retries:
+        if retries >= settings.task_max_retries:
             store.dead_letter(
                 delivery_id,
                 record["document"],
@@ -96,10 +116,19 @@ def apply_delivery(self: Task[Any, Any], delivery_id: str) -> str:
         log.warning(
             "transient failure; retrying", extra={"delivery_id": delivery_id, "error": str(exc)}
         )
-        raise self.retry(exc=exc, countdown=backoff_s(self.request.retries)) from None
+        return RetryLater(exc, backoff_s(retries, settings))
     if outcome.state != "skipped":
         store.set_state(
             delivery_id, outcome.state, builds=",".join(outcome.builds), chunks=outcome.chunks
         )
     log.info("applied", extra={"delivery_id": delivery_id, "state": outcome.state})
     return outcome.state
+
+
+@app.task(name=TASK, bind=True, max_retries=settings.task_max_retries)
+def apply_delivery(self: Task[Any, Any], delivery_id: str) -> str:
+    store, stub = _deps()
+    result = run_delivery(store, stub, delivery_id, retries=self.request.retries, settings=settings)
+    if isinstance(result, RetryLater):
+        raise self.retry(exc=result.error, countdown=result.countdown_s) from None
+    return result

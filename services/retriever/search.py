@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import TypeVar
 
 from ragway.embedding import Embedder
-from services.retriever.builds import Build
+from services.retriever.catalog import Build
 from services.retriever.fusion import reciprocal_rank_fusion
 from services.retriever.model import AccessScope, Candidate, ChunkRecord
 from services.retriever.rerank import Reranker

@@ -14,7 +14,7 @@ from ragway.embedding import OnnxMiniLMEmbedder
 from ragway.grpc_server import SERVER_OPTIONS, add_health_and_reflection, bind, serve
 from ragway.v1 import retriever_pb2, retriever_pb2_grpc
 from services.retriever.backends import create_engines
-from services.retriever.builds import BuildCatalog
+from services.retriever.catalog import BuildCatalog
 from services.retriever.rerank import Reranker, load_reranker
 from services.retriever.search import HybridSearcher
 from services.retriever.servicer import RetrieverServicer

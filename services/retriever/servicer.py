@@ -1,29 +1,24 @@
-"""gRPC ↔ domain translation for the Retriever service. No search logic lives here."""
+"""gRPC ↔ domain translation for the Retriever service: search and writes.
+
+No search or write logic lives here: the pipeline is services/retriever/search.py,
+the write path services/retriever/writes.py, and the build-administration methods
+come from the ``BuildAdmin`` mixin (services/retriever/admin.py).
+"""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import replace
-from typing import Any, NoReturn, TypeVar
 
 import grpc
 
 from ragway.embedding import Embedder
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
-from services.retriever.builds import (
-    CANDIDATE,
-    LIVE,
-    Build,
-    BuildCatalog,
-    BuildStateError,
-    UnknownBuildError,
-)
-from services.retriever.indexes import ChunkSource
+from services.retriever import writes
+from services.retriever.admin import BuildAdmin, abort
+from services.retriever.catalog import BuildCatalog
 from services.retriever.model import OPEN_END, AccessScope, ChunkRecord, Status
 from services.retriever.search import (
     AllRetrieversFailedError,
@@ -32,9 +27,9 @@ from services.retriever.search import (
     SearchOptions,
 )
 from services.retriever.settings import RetrieverSettings
+from services.retriever.writes import Origin
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 MAX_QUERY_CHARS = 4000
 MAX_UPSERT_CHUNKS = 2000
@@ -50,6 +45,10 @@ _MODE_TO_PB = {
     Mode.SPARSE: pb.SEARCH_MODE_SPARSE,
     Mode.DENSE: pb.SEARCH_MODE_DENSE,
 }
+_ORIGIN = {
+    pb.WRITE_ORIGIN_BULK: Origin.BULK,
+    pb.WRITE_ORIGIN_INCREMENTAL: Origin.INCREMENTAL,
+}
 _STATUS = {
     pb.DOCUMENT_STATUS_CURRENT: Status.CURRENT,
     pb.DOCUMENT_STATUS_DEPRECATED: Status.DEPRECATED,
@@ -57,7 +56,7 @@ _STATUS = {
 }
 
 
-class RetrieverServicer(pb_grpc.RetrieverServicer):
+class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
     def __init__(
         self,
         settings: RetrieverSettings,
@@ -66,11 +65,9 @@ class RetrieverServicer(pb_grpc.RetrieverServicer):
         embedder: Embedder,
         executor: Executor,
     ) -> None:
+        BuildAdmin.__init__(self, catalog, embedder, executor)
         self._settings = settings
-        self._catalog = catalog
         self._searcher = searcher
-        self._embedder = embedder
-        self._executor = executor
 
     async def Search(
         self, request: pb.SearchRequest, context: grpc.aio.ServicerContext
@@ -151,32 +148,13 @@ class RetrieverServicer(pb_grpc.RetrieverServicer):
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         build = await self._open(request.build, context)
-        origin = request.origin
-
-        def write() -> int:
-            def wanted(rs: list[ChunkRecord]) -> list[ChunkRecord]:
-                if origin != pb.WRITE_ORIGIN_BULK:
-                    return rs
-                return [r for r in rs if (r.tenant, r.document_id) not in build.touched]
-
-            todo = wanted(records)
-            vectors = self._embedder.embed([r.embedding_text for r in todo])
-            with build.write_lock:
-                keep = wanted(todo)  # an incremental write may have landed meanwhile
-                if len(keep) != len(todo):
-                    ids = {r.chunk_id for r in keep}
-                    vectors = vectors[[i for i, r in enumerate(todo) if r.chunk_id in ids]]
-                if keep:
-                    build.sparse.upsert(keep)
-                    build.dense.upsert(keep, vectors.tolist())
-                if origin == pb.WRITE_ORIGIN_INCREMENTAL:
-                    build.mark_touched((r.tenant, r.document_id) for r in keep)
-            return len(keep)
-
-        written = await asyncio.get_running_loop().run_in_executor(self._executor, write)
-        log.info("upserted", extra={"chunks": written, "build": build.build_id})
+        origin = _ORIGIN.get(request.origin, Origin.PLAIN)
+        done = await asyncio.get_running_loop().run_in_executor(
+            self._executor, writes.upsert, build, self._embedder, records, origin
+        )
+        log.info("upserted", extra={"chunks": done.written, "build": build.build_id})
         return pb.UpsertResponse(
-            upserted=written, build_id=build.build_id, skipped=len(records) - written
+            upserted=done.written, build_id=build.build_id, skipped=done.skipped
         )
 
     async def Delete(
@@ -185,23 +163,19 @@ class RetrieverServicer(pb_grpc.RetrieverServicer):
         if not request.tenant:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "tenant must not be empty")
         build = await self._open(request.build, context)
-        tenant, origin = request.tenant, request.origin
-
-        def delete() -> tuple[int, int]:
-            with build.write_lock:
-                ids = list(request.document_ids)
-                if origin == pb.WRITE_ORIGIN_BULK:
-                    ids = [d for d in ids if (tenant, d) not in build.touched]
-                dense = build.dense.delete_documents(tenant, ids) if ids else 0
-                sparse = build.sparse.delete_documents(tenant, ids) if ids else 0
-                if origin == pb.WRITE_ORIGIN_INCREMENTAL:
-                    build.mark_touched((tenant, d) for d in ids)
-            return max(dense, sparse), len(request.document_ids) - len(ids)
-
-        loop = asyncio.get_running_loop()
-        deleted, skipped = await loop.run_in_executor(self._executor, delete)
+        origin = _ORIGIN.get(request.origin, Origin.PLAIN)
+        done = await asyncio.get_running_loop().run_in_executor(
+            self._executor,
+            writes.delete,
+            build,
+            request.tenant,
+            list(request.document_ids),
+            origin,
+        )
         return pb.DeleteResponse(
-            deleted_chunks=deleted, build_id=build.build_id, skipped_documents=skipped
+            deleted_chunks=done.chunks,
+            build_id=build.build_id,
+            skipped_documents=done.skipped_documents,
         )
 
     async def UpdateAccess(
@@ -219,172 +193,26 @@ class RetrieverServicer(pb_grpc.RetrieverServicer):
                 grpc.StatusCode.INVALID_ARGUMENT, "set access_groups, status or both"
             )
         build = await self._open(request.build, context)
-        source = build.sparse
-        if not isinstance(source, ChunkSource):
-            await context.abort(
+        if not writes.can_read_back(build):
+            await abort(
+                context,
                 grpc.StatusCode.UNIMPLEMENTED,
                 "this sparse backend cannot read chunks back; resend the document instead",
             )
-            raise AssertionError("unreachable")
-        groups = tuple(dict.fromkeys(request.access_groups))
 
         def update() -> int:
-            with build.write_lock:
-                old = source.document_chunks(request.tenant, request.document_id)
-                new = [
-                    replace(c, access_groups=groups or c.access_groups, status=status or c.status)
-                    for c in old
-                ]
-                if new:
-                    vectors = self._embedder.embed([r.embedding_text for r in new])
-                    build.sparse.upsert(new)
-                    build.dense.upsert(new, vectors.tolist())
-                if request.origin == pb.WRITE_ORIGIN_INCREMENTAL:
-                    build.mark_touched([(request.tenant, request.document_id)])
-                return len(new)
+            return writes.update_access(
+                build,
+                self._embedder,
+                request.tenant,
+                request.document_id,
+                groups=list(request.access_groups),
+                status=status,
+                origin=_ORIGIN.get(request.origin, Origin.PLAIN),
+            )
 
         updated = await asyncio.get_running_loop().run_in_executor(self._executor, update)
         return pb.UpdateAccessResponse(updated_chunks=updated, build_id=build.build_id)
-
-    # -- knowledge builds ----------------------------------------------------
-    async def CreateBuild(
-        self, request: pb.CreateBuildRequest, context: grpc.aio.ServicerContext
-    ) -> pb.BuildInfo:
-        config = await _json_object(request.config_json, "config_json", context)
-        c = self._catalog
-
-        def create() -> str:
-            build_id = c.create(
-                request.build_id or None, config=config, source=request.source, status="building"
-            )
-            if request.as_candidate:
-                c.set_alias(CANDIDATE, build_id)
-            return build_id
-
-        build_id = await self._catalog_call(create, context)
-        return await self._info(build_id, context)
-
-    async def SealBuild(
-        self, request: pb.SealBuildRequest, context: grpc.aio.ServicerContext
-    ) -> pb.BuildInfo:
-        summary = await _json_object(request.summary_json, "summary_json", context)
-        await self._catalog_call(lambda: self._catalog.seal(request.build_id, summary), context)
-        return await self._info(request.build_id, context)
-
-    async def ListBuilds(
-        self, request: pb.ListBuildsRequest, context: grpc.aio.ServicerContext
-    ) -> pb.ListBuildsResponse:
-        c = self._catalog
-
-        def listing() -> list[pb.BuildInfo]:
-            return [
-                pb.BuildInfo(
-                    build_id=b, aliases=c.aliases_of(b), manifest_json=json.dumps(c.manifest(b))
-                )
-                for b in c.build_ids()
-            ]
-
-        return pb.ListBuildsResponse(builds=await self._catalog_call(listing, context))
-
-    async def ShowBuild(
-        self, request: pb.ShowBuildRequest, context: grpc.aio.ServicerContext
-    ) -> pb.BuildInfo:
-        build_id = await self._catalog_call(lambda: self._catalog.resolve(request.build), context)
-        sparse, dense = await self._catalog_call(lambda: self._catalog.counts(build_id), context)
-        info = await self._info(build_id, context)
-        info.sparse_count, info.dense_count = sparse, dense
-        return info
-
-    async def PromoteBuild(
-        self, request: pb.PromoteBuildRequest, context: grpc.aio.ServicerContext
-    ) -> pb.AliasChange:
-        gate = await _json_object(request.gate_json, "gate_json", context)
-        previous, new = await self._catalog_call(
-            lambda: self._catalog.promote(
-                request.build_id, expected_live=request.expected_live, gate=gate
-            ),
-            context,
-        )
-        log.info("promoted", extra={"previous": previous, "live": new})
-        return pb.AliasChange(alias=LIVE, previous_build_id=previous, build_id=new)
-
-    async def RollbackBuild(
-        self, request: pb.RollbackBuildRequest, context: grpc.aio.ServicerContext
-    ) -> pb.AliasChange:
-        previous, new = await self._catalog_call(
-            lambda: self._catalog.rollback(expected_live=request.expected_live), context
-        )
-        log.info("rolled back", extra={"previous": previous, "live": new})
-        return pb.AliasChange(alias=LIVE, previous_build_id=previous, build_id=new)
-
-    async def DeleteBuild(
-        self, request: pb.DeleteBuildRequest, context: grpc.aio.ServicerContext
-    ) -> pb.DeleteBuildResponse:
-        await self._catalog_call(lambda: self._catalog.delete(request.build_id), context)
-        return pb.DeleteBuildResponse(build_id=request.build_id)
-
-    async def _info(self, build_id: str, context: grpc.aio.ServicerContext) -> pb.BuildInfo:
-        c = self._catalog
-        return await self._catalog_call(
-            lambda: pb.BuildInfo(
-                build_id=build_id,
-                aliases=c.aliases_of(build_id),
-                manifest_json=json.dumps(c.manifest(build_id)),
-            ),
-            context,
-        )
-
-    async def _catalog_call(self, fn: Callable[[], T], context: grpc.aio.ServicerContext) -> T:
-        """Run a catalog operation off the event loop; its errors become status codes."""
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
-        except UnknownBuildError as exc:
-            await _abort(context, grpc.StatusCode.NOT_FOUND, str(exc))
-        except BuildStateError as exc:
-            await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(exc))
-        except FileExistsError:
-            await _abort(context, grpc.StatusCode.ALREADY_EXISTS, "that build id exists already")
-        except ValueError as exc:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-
-    async def DescribeBuild(
-        self, request: pb.DescribeBuildRequest, context: grpc.aio.ServicerContext
-    ) -> pb.DescribeBuildResponse:
-        build = await self._open(request.build, context)
-        count = await asyncio.get_running_loop().run_in_executor(self._executor, build.sparse.count)
-        return pb.DescribeBuildResponse(
-            build_id=build.build_id,
-            chunk_count=count,
-            embedding_model=self._embedder.model_id,
-            embedding_dim=self._embedder.dim,
-        )
-
-    async def _open(self, name: str, context: grpc.aio.ServicerContext) -> Build:
-        """The build a request names (id or alias), or NOT_FOUND."""
-        try:
-            return await asyncio.get_running_loop().run_in_executor(
-                self._executor, self._catalog.open, name
-            )
-        except UnknownBuildError as exc:
-            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
-            raise  # abort raises; this line only informs the type checker
-
-
-async def _abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, msg: str) -> NoReturn:
-    await context.abort(code, msg)
-    raise AssertionError("unreachable: abort raises")
-
-
-async def _json_object(text: str, name: str, context: grpc.aio.ServicerContext) -> dict[str, Any]:
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{name} is not JSON: {exc}")
-    if not isinstance(value, dict):
-        await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"{name} must be a JSON object")
-    return value
 
 
 def _record(c: pb.Chunk) -> ChunkRecord:

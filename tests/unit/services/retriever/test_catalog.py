@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from services.retriever.builds import (
+from services.retriever.catalog import (
     BUILDING,
     CANDIDATE,
     LIVE,

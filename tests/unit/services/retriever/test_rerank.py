@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ragway.embedding import OnnxMiniLMEmbedder, fp32_model_dir
-from services.retriever.builds import Build
+from services.retriever.catalog import Build
 from services.retriever.engines.edge_dense import EdgeDenseIndex
 from services.retriever.engines.tantivy_sparse import TantivySparseIndex
 from services.retriever.model import AccessScope

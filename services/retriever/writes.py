@@ -1,0 +1,124 @@
+"""The write path of one build: upsert, delete and access changes. No gRPC here.
+
+Who writes decides what is skipped (docs/ingestion.md):
+
+    Origin.PLAIN        writes everything (kb load, tests)
+    Origin.BULK         skips documents an incremental write touched in this build,
+                        so a bulk load never undoes a webhook update
+    Origin.INCREMENTAL  writes everything and marks its documents touched
+
+Embedding is the slow part, so ``upsert`` embeds outside the build's write lock,
+then decides again under it (an incremental write may have landed meanwhile)
+and keeps only the vectors of the chunks it still writes. The functions block:
+the servicer runs them in its thread pool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from ragway.embedding import Embedder
+from services.retriever.catalog import Build
+from services.retriever.indexes import ChunkSource
+from services.retriever.model import ChunkRecord, Status
+
+
+class Origin(StrEnum):
+    PLAIN = "plain"
+    BULK = "bulk"
+    INCREMENTAL = "incremental"
+
+
+class ReadBackUnsupportedError(RuntimeError):
+    """The build's sparse backend cannot hand back stored chunks (no ``ChunkSource``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Upserted:
+    written: int  # chunks written
+    skipped: int  # chunks a bulk write left alone
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    chunks: int  # chunks removed
+    skipped_documents: int  # documents a bulk delete left alone
+
+
+def _skip_touched(build: Build, records: list[ChunkRecord], origin: Origin) -> list[ChunkRecord]:
+    if origin is not Origin.BULK:
+        return records
+    return [r for r in records if (r.tenant, r.document_id) not in build.touched]
+
+
+def upsert(
+    build: Build, embedder: Embedder, records: Sequence[ChunkRecord], origin: Origin
+) -> Upserted:
+    todo = _skip_touched(build, list(records), origin)
+    vectors = embedder.embed([r.embedding_text for r in todo])
+    with build.write_lock:
+        keep = _skip_touched(build, todo, origin)  # an incremental write may have landed meanwhile
+        if len(keep) != len(todo):
+            ids = {r.chunk_id for r in keep}
+            vectors = vectors[[i for i, r in enumerate(todo) if r.chunk_id in ids]]
+        if keep:
+            build.sparse.upsert(keep)
+            build.dense.upsert(keep, vectors.tolist())
+        if origin is Origin.INCREMENTAL:
+            build.mark_touched((r.tenant, r.document_id) for r in keep)
+    return Upserted(written=len(keep), skipped=len(records) - len(keep))
+
+
+def delete(build: Build, tenant: str, document_ids: Sequence[str], origin: Origin) -> Deleted:
+    with build.write_lock:
+        ids = list(document_ids)
+        if origin is Origin.BULK:
+            ids = [d for d in ids if (tenant, d) not in build.touched]
+        dense = build.dense.delete_documents(tenant, ids) if ids else 0
+        sparse = build.sparse.delete_documents(tenant, ids) if ids else 0
+        if origin is Origin.INCREMENTAL:
+            build.mark_touched((tenant, d) for d in ids)
+    return Deleted(chunks=max(dense, sparse), skipped_documents=len(document_ids) - len(ids))
+
+
+def can_read_back(build: Build) -> bool:
+    """Whether ``update_access`` works on this build's sparse backend."""
+    return isinstance(build.sparse, ChunkSource)
+
+
+def update_access(
+    build: Build,
+    embedder: Embedder,
+    tenant: str,
+    document_id: str,
+    *,
+    groups: Sequence[str],
+    status: Status | None,
+    origin: Origin,
+) -> int:
+    """Rewrite a document's stored chunks with new groups and/or status; returns how many.
+
+    Empty ``groups`` or ``None`` status keeps each chunk's own. The chunks are
+    read back from the sparse index, so the caller need not resend the text.
+    """
+    source = build.sparse
+    if not isinstance(source, ChunkSource):
+        raise ReadBackUnsupportedError(
+            "this sparse backend cannot read chunks back; resend the document instead"
+        )
+    wanted = tuple(dict.fromkeys(groups))
+    with build.write_lock:
+        old = source.document_chunks(tenant, document_id)
+        new = [
+            replace(c, access_groups=wanted or c.access_groups, status=status or c.status)
+            for c in old
+        ]
+        if new:
+            vectors = embedder.embed([r.embedding_text for r in new])
+            build.sparse.upsert(new)
+            build.dense.upsert(new, vectors.tolist())
+        if origin is Origin.INCREMENTAL:
+            build.mark_touched([(tenant, document_id)])
+        return len(new)
