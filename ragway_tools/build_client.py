@@ -1,9 +1,14 @@
-"""Knowledge builds from the client side: read sources, fill a build, gate, promote.
+"""Knowledge builds from the client side: read sources, fill a build, check, promote.
 
 The retriever owns the indexes; everything here talks to it over gRPC
 (CreateBuild, Upsert/Delete with origin BULK, SealBuild, Search on the build id,
 PromoteBuild, RollbackBuild, DeleteBuild). The CLI (ragway.cli_builds) and the
 tests call these functions.
+
+The *promotion check* here (HitRate@k of a build on a QA set, run before
+``PromoteBuild``) is not the *release gate* of ``ragway eval gate``
+(ragway_tools/evaluation/release_gate.py), which checks evaluation reports in CI.
+Its settings keep their ``gate_*`` names so ``RAGWAY_GATE_*`` variables still work.
 """
 
 from __future__ import annotations
@@ -35,14 +40,14 @@ class BuildsSettings(ServiceSettings):
     """What `ragway builds` and `ragway ingest` read from RAGWAY_* variables."""
 
     retriever_addr: str = "127.0.0.1:7101"
-    # The retrieval gate a build must pass before it may become live.
+    # The promotion check a build must pass before it may become live.
     gate_qa_set: Path = Path("config/gate-qa.yaml")
     gate_top_k: int = Field(default=5, ge=1, le=100)
     gate_min_hit_rate: float = Field(default=0.8, ge=0.0, le=1.0)
 
 
-class GateError(ValueError):
-    """The QA set of the retrieval gate is missing or malformed."""
+class PromotionCheckError(ValueError):
+    """The QA set of the promotion check is missing or malformed."""
 
 
 @dataclass
@@ -207,7 +212,7 @@ def manifest_sources(path: Path) -> tuple[list[Path], Defaults]:
 
 
 @dataclass
-class GateItem:
+class PromotionCheckItem:
     question: str
     documents: tuple[str, ...]
     tenant: str
@@ -215,7 +220,7 @@ class GateItem:
 
 
 @dataclass
-class GateResult:
+class PromotionCheckResult:
     qa_set: str
     top_k: int
     min_hit_rate: float
@@ -245,23 +250,23 @@ class GateResult:
         }
 
 
-def load_gate(path: Path) -> list[GateItem]:
-    """Items of a gate QA set (format: config/gate-qa.yaml)."""
+def load_promotion_qa_set(path: Path) -> list[PromotionCheckItem]:
+    """Items of a promotion check QA set (format: config/gate-qa.yaml)."""
     try:
         data = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
-        raise GateError(f"cannot read the gate QA set {path}: {exc}") from None
+        raise PromotionCheckError(f"cannot read the promotion check QA set {path}: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("items"), list):
-        raise GateError(f"{path}: expected a mapping with 'items'")
+        raise PromotionCheckError(f"{path}: expected a mapping with 'items'")
     tenant = str(data.get("tenant", ""))
     groups = tuple(data.get("groups") or ())
     items = []
     for n, raw in enumerate(data["items"], start=1):
         if not isinstance(raw, dict) or not raw.get("question") or not raw.get("document"):
-            raise GateError(f"{path}: item {n} needs 'question' and 'document'")
+            raise PromotionCheckError(f"{path}: item {n} needs 'question' and 'document'")
         docs = raw["document"]
         items.append(
-            GateItem(
+            PromotionCheckItem(
                 question=str(raw["question"]),
                 documents=tuple(docs) if isinstance(docs, list) else (str(docs),),
                 tenant=str(raw.get("tenant", tenant)),
@@ -269,15 +274,15 @@ def load_gate(path: Path) -> list[GateItem]:
             )
         )
     if not items:
-        raise GateError(f"{path}: no items")
+        raise PromotionCheckError(f"{path}: no items")
     return items
 
 
-def run_gate(
+def run_promotion_check(
     addr: str, build_id: str, qa_set: Path, *, top_k: int, min_hit_rate: float
-) -> GateResult:
+) -> PromotionCheckResult:
     """HitRate@k of the build on the QA set: a gold document in the top k."""
-    items = load_gate(qa_set)
+    items = load_promotion_qa_set(qa_set)
     started = time.perf_counter()
     hits = 0
     misses = []
@@ -299,7 +304,7 @@ def run_gate(
                 hits += 1
             else:
                 misses.append(item.question)
-    return GateResult(
+    return PromotionCheckResult(
         qa_set=str(qa_set),
         top_k=top_k,
         min_hit_rate=min_hit_rate,
@@ -320,15 +325,16 @@ def live_build(addr: str) -> str:
 
 
 def promote(
-    addr: str, build_id: str, gate: GateResult | None, expected_live: str
+    addr: str, build_id: str, check: PromotionCheckResult | None, expected_live: str
 ) -> pb.AliasChange:
+    """Point ``live`` at the build; ``check`` (None: skipped) is recorded in its manifest."""
     with grpc.insecure_channel(addr) as channel:
         stub = pb_grpc.RetrieverStub(channel)
         change: pb.AliasChange = stub.PromoteBuild(
             pb.PromoteBuildRequest(
                 build_id=build_id,
                 expected_live=expected_live,
-                gate_json=json.dumps(gate.as_json() if gate else {"skipped": True}),
+                gate_json=json.dumps(check.as_json() if check else {"skipped": True}),
             ),
             timeout=60,
         )

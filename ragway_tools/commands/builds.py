@@ -180,43 +180,45 @@ def builds_show(
 def builds_promote(
     build_id: Annotated[str, typer.Argument(help="The build to make live")],
     qa_set: Annotated[
-        Path | None, typer.Option(help="Gate QA set (default: RAGWAY_GATE_QA_SET)")
+        Path | None, typer.Option(help="Promotion check QA set (default: RAGWAY_GATE_QA_SET)")
     ] = None,
-    min_hit_rate: Annotated[float | None, typer.Option(help="Gate threshold, HitRate@k")] = None,
+    min_hit_rate: Annotated[
+        float | None, typer.Option(help="Promotion check threshold, HitRate@k")
+    ] = None,
     skip_gate: Annotated[
-        bool, typer.Option(help="Promote without the retrieval gate (recorded)")
+        bool, typer.Option(help="Promote without the promotion check (recorded)")
     ] = False,
     retriever: Retriever = None,
 ) -> None:
-    """Check the build (counts, retrieval gate), then point 'live' at it atomically."""
+    """Check the build (promotion check, counts), then point 'live' at it atomically."""
     s = _settings()
     addr = retriever or s.retriever_addr
     with _rpc_errors(addr):
         live = b.live_build(addr)
-        gate = None
+        check = None
         if not skip_gate:
             try:
-                gate = b.run_gate(
+                check = b.run_promotion_check(
                     addr,
                     build_id,
                     qa_set or s.gate_qa_set,
                     top_k=s.gate_top_k,
                     min_hit_rate=s.gate_min_hit_rate if min_hit_rate is None else min_hit_rate,
                 )
-            except b.GateError as exc:
+            except b.PromotionCheckError as exc:
                 err.print(f"[bold red]error:[/] {exc}")
                 raise typer.Exit(2) from None
-            verdict = "[green]passed[/]" if gate.passed else "[bold red]failed[/]"
+            verdict = "[green]passed[/]" if check.passed else "[bold red]failed[/]"
             console.print(
-                f"retrieval gate {verdict}: HitRate@{gate.top_k} {gate.hit_rate:.3f} "
-                f"({gate.hits}/{gate.total}; threshold {gate.min_hit_rate}) on {gate.qa_set}"
+                f"promotion check {verdict}: HitRate@{check.top_k} {check.hit_rate:.3f} "
+                f"({check.hits}/{check.total}; threshold {check.min_hit_rate}) on {check.qa_set}"
             )
-            if not gate.passed:
-                for q in gate.misses[:10]:
+            if not check.passed:
+                for q in check.misses[:10]:
                     err.print(f"  missed: {q}")
                 err.print(f"[bold red]not promoted:[/] live stays {live}")
                 raise typer.Exit(1)
-        change = b.promote(addr, build_id, gate, expected_live=live)
+        change = b.promote(addr, build_id, check, expected_live=live)
     console.print(f"live: {change.previous_build_id} → [bold]{change.build_id}[/]")
 
 

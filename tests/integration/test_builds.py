@@ -53,8 +53,8 @@ def top_document(addr: str, question: str, build: str = "") -> tuple[str, str]:
     return hit.document_id, hit.text
 
 
-def gate(addr: str, build_id: str) -> b.GateResult:
-    return b.run_gate(addr, build_id, GATE, top_k=3, min_hit_rate=1.0)
+def gate(addr: str, build_id: str) -> b.PromotionCheckResult:
+    return b.run_promotion_check(addr, build_id, GATE, top_k=3, min_hit_rate=1.0)
 
 
 def test_a_build_is_created_gated_promoted_updated_by_webhook_and_rolled_back(
