@@ -1,0 +1,249 @@
+"""The Retriever servicer in-process: a grpc.aio server on port 0, in-memory engines.
+
+Search, the write path and build administration through the real generated
+stubs, so the ``BuildAdmin`` mixin is checked as registered on the one service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from ragway.v1 import retriever_pb2 as pb
+from ragway.v1 import retriever_pb2_grpc as pb_grpc
+from services.retriever.catalog import BuildCatalog
+from services.retriever.search import HybridSearcher
+from services.retriever.servicer import RetrieverServicer
+from services.retriever.settings import RetrieverSettings
+from tests.unit.services.retriever.fakes import DIM, FakeEmbedder, MemoryDense, MemoryEngines
+
+CURRENT = pb.DOCUMENT_STATUS_CURRENT
+
+
+def chunk(
+    cid: str, text: str, *, tenant: str = "acme", groups: Sequence[str] = ("staff",)
+) -> pb.Chunk:
+    return pb.Chunk(
+        chunk_id=cid,
+        document_id=cid.split("#")[0],
+        tenant=tenant,
+        access_groups=list(groups),
+        status=CURRENT,
+        title="Travel",
+        text=text,
+    )
+
+
+@dataclass
+class Retriever:
+    stub: Any  # pb_grpc.RetrieverStub on an aio channel
+    catalog: BuildCatalog
+    embedder: FakeEmbedder
+
+
+async def start(tmp_path: Path, *, readable: bool = True) -> AsyncIterator[Retriever]:
+    executor = ThreadPoolExecutor(2)
+    catalog = BuildCatalog(
+        tmp_path, embedding_model="fake", dim=DIM, engines=MemoryEngines(readable=readable)
+    )
+    catalog.ensure_live("b-first")
+    embedder = FakeEmbedder()
+    searcher = HybridSearcher(embedder, executor)
+    servicer = RetrieverServicer(RetrieverSettings(), catalog, searcher, embedder, executor)
+    server = grpc.aio.server()
+    pb_grpc.add_RetrieverServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            yield Retriever(pb_grpc.RetrieverStub(channel), catalog, embedder)
+    finally:
+        await server.stop(None)
+        catalog.close()
+        executor.shutdown(wait=True)
+
+
+@pytest.fixture
+async def r(tmp_path: Path) -> AsyncIterator[Retriever]:
+    async for retriever in start(tmp_path):
+        yield retriever
+
+
+async def code_of(call: Any) -> grpc.StatusCode:
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await call
+    code: grpc.StatusCode = caught.value.code()
+    return code
+
+
+async def test_search_returns_only_what_the_callers_scope_admits(r: Retriever) -> None:
+    await r.stub.Upsert(
+        pb.UpsertRequest(
+            chunks=[
+                chunk("open#1", "hotel limit per night is 180 euros"),
+                chunk("hr-only#1", "hotel limit per night for executives", groups=["hr"]),
+                chunk("globex#1", "hotel limit per night at globex", tenant="globex"),
+            ]
+        )
+    )
+    staff = await r.stub.Search(
+        pb.SearchRequest(query="hotel limit per night", tenant="acme", access_groups=["staff"])
+    )
+    assert [h.document_id for h in staff.hits] == ["open"]
+    assert staff.build_id == "b-first" and staff.mode == pb.SEARCH_MODE_HYBRID
+    assert staff.hits[0].scores.sparse_rank == staff.hits[0].scores.dense_rank == 1
+    both = await r.stub.Search(
+        pb.SearchRequest(query="hotel limit", tenant="acme", access_groups=["staff", "hr"])
+    )
+    assert {h.document_id for h in both.hits} == {"open", "hr-only"}
+
+
+async def test_search_validates_the_request_and_the_build(r: Retriever) -> None:
+    assert await code_of(r.stub.Search(pb.SearchRequest(query=" ", tenant="acme"))) == (
+        grpc.StatusCode.INVALID_ARGUMENT
+    )
+    no_groups = pb.SearchRequest(query="hotel", tenant="acme")
+    assert await code_of(r.stub.Search(no_groups)) == grpc.StatusCode.INVALID_ARGUMENT
+    missing = pb.SearchRequest(query="hotel", tenant="acme", access_groups=["staff"], build="nope")
+    assert await code_of(r.stub.Search(missing)) == grpc.StatusCode.NOT_FOUND
+
+
+async def test_a_bulk_upsert_skips_documents_an_incremental_write_touched(r: Retriever) -> None:
+    webhook = await r.stub.Upsert(
+        pb.UpsertRequest(
+            chunks=[chunk("doc-a#1", "new text from the webhook")],
+            origin=pb.WRITE_ORIGIN_INCREMENTAL,
+        )
+    )
+    assert webhook.upserted == 1 and webhook.skipped == 0
+    bulk = await r.stub.Upsert(
+        pb.UpsertRequest(
+            chunks=[chunk("doc-a#1", "old text from the bulk load"), chunk("doc-b#1", "other")],
+            origin=pb.WRITE_ORIGIN_BULK,
+        )
+    )
+    assert (bulk.upserted, bulk.skipped) == (1, 1)
+    build = r.catalog.open("live")
+    assert build.touched == {("acme", "doc-a")}
+    assert "webhook" in build.dense.chunks["doc-a#1"].text  # type: ignore[attr-defined]
+    deleted = await r.stub.Delete(
+        pb.DeleteRequest(
+            tenant="acme", document_ids=["doc-a", "doc-b"], origin=pb.WRITE_ORIGIN_BULK
+        )
+    )
+    assert (deleted.deleted_chunks, deleted.skipped_documents) == (1, 1)
+
+
+async def test_vectors_are_realigned_when_a_webhook_lands_during_embedding(
+    r: Retriever,
+) -> None:
+    """The bulk write embeds both chunks, then finds doc-a touched under the lock."""
+    build = r.catalog.open("live")
+
+    def webhook_arrives(texts: Sequence[str]) -> None:
+        build.mark_touched([("acme", "doc-a")])
+
+    r.embedder.on_embed = webhook_arrives
+    bulk = await r.stub.Upsert(
+        pb.UpsertRequest(
+            chunks=[chunk("doc-a#1", "first"), chunk("doc-b#1", "second")],
+            origin=pb.WRITE_ORIGIN_BULK,
+        )
+    )
+    assert (bulk.upserted, bulk.skipped) == (1, 1)
+    dense = build.dense
+    assert isinstance(dense, MemoryDense)
+    assert list(dense.vectors) == ["doc-b#1"]
+    # doc-b's own vector, not doc-a's that came first in the embedded batch
+    assert dense.vectors["doc-b#1"] == r.embedder.vector(dense.chunks["doc-b#1"].embedding_text)
+
+
+async def test_update_access_rewrites_stored_chunks(r: Retriever) -> None:
+    await r.stub.Upsert(pb.UpsertRequest(chunks=[chunk("doc#1", "a"), chunk("doc#2", "b")]))
+    reply = await r.stub.UpdateAccess(
+        pb.UpdateAccessRequest(
+            tenant="acme",
+            document_id="doc",
+            access_groups=["hr", "hr"],
+            origin=pb.WRITE_ORIGIN_INCREMENTAL,
+        )
+    )
+    assert reply.updated_chunks == 2
+    build = r.catalog.open("live")
+    assert {c.access_groups for c in build.dense.chunks.values()} == {("hr",)}  # type: ignore[attr-defined]
+    assert build.touched == {("acme", "doc")}
+    empty = pb.UpdateAccessRequest(tenant="acme", document_id="doc")
+    assert await code_of(r.stub.UpdateAccess(empty)) == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_update_access_is_unimplemented_without_a_chunk_source(tmp_path: Path) -> None:
+    async for r in start(tmp_path, readable=False):
+        request = pb.UpdateAccessRequest(tenant="acme", document_id="doc", access_groups=["hr"])
+        assert await code_of(r.stub.UpdateAccess(request)) == grpc.StatusCode.UNIMPLEMENTED
+
+
+async def test_a_build_is_created_sealed_promoted_and_rolled_back(r: Retriever) -> None:
+    info = await r.stub.CreateBuild(pb.CreateBuildRequest(build_id="b-next", as_candidate=True))
+    assert list(info.aliases) == ["candidate"]
+    await r.stub.Upsert(pb.UpsertRequest(chunks=[chunk("doc#1", "text")], build="candidate"))
+    sealed = await r.stub.SealBuild(
+        pb.SealBuildRequest(build_id="b-next", summary_json='{"chunks": 1}')
+    )
+    assert '"status": "ready"' in sealed.manifest_json
+    shown = await r.stub.ShowBuild(pb.ShowBuildRequest(build="b-next"))
+    assert (shown.sparse_count, shown.dense_count) == (1, 1)
+    change = await r.stub.PromoteBuild(
+        pb.PromoteBuildRequest(build_id="b-next", expected_live="b-first", gate_json="{}")
+    )
+    assert (change.alias, change.previous_build_id, change.build_id) == (
+        "live",
+        "b-first",
+        "b-next",
+    )
+    described = await r.stub.DescribeBuild(pb.DescribeBuildRequest())
+    assert (described.build_id, described.chunk_count, described.embedding_dim) == (
+        "b-next",
+        1,
+        DIM,
+    )
+    listed = await r.stub.ListBuilds(pb.ListBuildsRequest())
+    assert {b.build_id for b in listed.builds} == {"b-first", "b-next"}
+    back = await r.stub.RollbackBuild(pb.RollbackBuildRequest())
+    assert back.build_id == "b-first"
+
+
+async def test_build_admin_errors_become_status_codes(r: Retriever) -> None:
+    s = r.stub
+    assert await code_of(s.ShowBuild(pb.ShowBuildRequest(build="nope"))) == (
+        grpc.StatusCode.NOT_FOUND
+    )
+    assert await code_of(s.CreateBuild(pb.CreateBuildRequest(build_id="b-first"))) == (
+        grpc.StatusCode.ALREADY_EXISTS
+    )
+    assert await code_of(s.CreateBuild(pb.CreateBuildRequest(build_id="Bad Id"))) == (
+        grpc.StatusCode.INVALID_ARGUMENT
+    )
+    bad_json = pb.CreateBuildRequest(build_id="b-x", config_json="{not json")
+    assert await code_of(s.CreateBuild(bad_json)) == grpc.StatusCode.INVALID_ARGUMENT
+    not_object = pb.SealBuildRequest(build_id="b-first", summary_json="[1]")
+    assert await code_of(s.SealBuild(not_object)) == grpc.StatusCode.INVALID_ARGUMENT
+    await s.CreateBuild(pb.CreateBuildRequest(build_id="b-open"))
+    unsealed = pb.PromoteBuildRequest(build_id="b-open")
+    assert await code_of(s.PromoteBuild(unsealed)) == grpc.StatusCode.FAILED_PRECONDITION
+    assert await code_of(s.RollbackBuild(pb.RollbackBuildRequest())) == (
+        grpc.StatusCode.FAILED_PRECONDITION
+    )
+    assert await code_of(s.DeleteBuild(pb.DeleteBuildRequest(build_id="b-first"))) == (
+        grpc.StatusCode.FAILED_PRECONDITION
+    )
+    assert await code_of(s.DeleteBuild(pb.DeleteBuildRequest(build_id="nope"))) == (
+        grpc.StatusCode.NOT_FOUND
+    )
+    await s.DeleteBuild(pb.DeleteBuildRequest(build_id="b-open"))
+    assert "b-open" not in r.catalog.build_ids()
