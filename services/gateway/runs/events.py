@@ -12,7 +12,7 @@ model's fields in their declared order, the bytes the stream always carried.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,8 +34,8 @@ class RunAcceptedEvent(RunEvent):
     """Written when the run is created, in the same Lua script as the record."""
 
     TYPE = EventType.ACCEPTED
-    run_id: str
-    question: str
+    run_id: str = Field(description="The run's id.")
+    question: str = Field(description="The question as accepted.")
 
 
 class RunStarted(RunEvent):
@@ -99,23 +99,25 @@ class RunCompleted(RunEvent):
     """Ends a successful run."""
 
     TYPE = EventType.COMPLETED
-    status: Literal["succeeded"] = "succeeded"
+    status: Literal["succeeded"] = Field(default="succeeded", description="Always `succeeded`.")
     timings_ms: dict[str, float] = Field(description="Stage times, with the `total`.")
 
 
 class RunFailed(RunEvent):
-    """Ends a failed run."""
+    """Ends a failed run. The codes: `retriever_timeout`, `retriever_unavailable`,
+    `retriever_error`, `generator_timeout`, `generator_unavailable`, `generator_error`,
+    `generator_incomplete`, `too_many_attempts`."""
 
     TYPE = EventType.FAILED
-    status: Literal["failed"] = "failed"
+    status: Literal["failed"] = Field(default="failed", description="Always `failed`.")
     error: ErrorInfo = Field(description="The failure's `code` and `message`.")
 
 
 class RunCancelled(RunEvent):
-    """Ends a cancelled run."""
+    """Ends a cancelled run, after a `POST /v1/runs/{id}/cancel`."""
 
     TYPE = EventType.CANCELLED
-    status: Literal["cancelled"] = "cancelled"
+    status: Literal["cancelled"] = Field(default="cancelled", description="Always `cancelled`.")
 
 
 class StreamClosing(RunEvent):
@@ -167,6 +169,8 @@ def reference_markdown() -> str:
 
 
 def _type_name(annotation: Any) -> str:
+    if get_origin(annotation) is Literal:
+        return " | ".join(json.dumps(value) for value in get_args(annotation))
     name = getattr(annotation, "__name__", None)
     text = str(annotation) if name is None or getattr(annotation, "__args__", None) else name
     for prefix in ("services.gateway.runs.models.", "typing."):
