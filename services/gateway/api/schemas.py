@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, StringConstraints
 
 from services.gateway.runs.models import Citation, Degradation, ErrorInfo, RunStatus, Source
+from services.gateway.runs.submit import Ask
 
 Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
@@ -29,6 +30,10 @@ class RunRequest(BaseModel):
     mode: Literal["hybrid", "sparse", "dense"] = Field(
         default="hybrid", description="Retrieval mode."
     )
+
+    def ask(self) -> Ask:
+        """The request in the run logic's terms."""
+        return Ask(question=self.question, top_k=self.top_k, mode=self.mode)
 
 
 class RunAccepted(BaseModel):

@@ -16,7 +16,7 @@ from services.gateway.runs.events import StreamClosing
 from services.gateway.runs.follow import READ_BLOCK_MS, follow
 from services.gateway.runs.models import EVENT_ID, RunRecord
 from services.gateway.runs.store import RunStore
-from services.gateway.runs.submit import Ask, cancel, owned_run, submit
+from services.gateway.runs.submit import cancel, owned_run, submit
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
@@ -49,7 +49,7 @@ async def create_run(
     With an `Idempotency-Key`, a retried request returns the first run (status 200,
     `Idempotent-Replayed: true`); the same key with a different body is a 422.
     """
-    created = await submit(store, settings, clients, caller, ask_of(body), idempotency_key)
+    created = await submit(store, settings, clients, caller, body.ask(), idempotency_key)
     record = await owned_run(store, caller, created.run_id)
     if not created.created:
         response.status_code = 200
@@ -135,10 +135,6 @@ async def stream_events(
         # Longer than one read below, so the stream can say goodbye before it is cut.
         shutdown_grace_period=2 * READ_BLOCK_MS / 1000,
     )
-
-
-def ask_of(body: RunRequest) -> Ask:
-    return Ask(question=body.question, top_k=body.top_k, mode=body.mode)
 
 
 async def _events(
