@@ -21,6 +21,7 @@ import httpx
 from loadtests.model import TERMINAL, ErrorLog, Event, RunTrace
 from loadtests.scenario import Scenario
 from loadtests.sse import messages
+from services.gateway.runs.events import StreamClosing, parse_event
 
 API_KEY = "rgw-demo-public-key"
 RETRY_AFTER_CAP_S = 2.0  # follow Retry-After, but keep probing a recovering stack
@@ -154,12 +155,16 @@ class User:
             if not resp.headers.get("content-type", "").startswith("text/event-stream"):
                 raise _Refused(resp.status_code, "not an event stream", 1.0)
             async for sse in messages(resp.aiter_lines()):
-                if sse.event == "stream.closing":
+                if sse.event == StreamClosing.TYPE:
                     # The replica is shutting down; it has no id: resume elsewhere.
                     self._error("stream stream.closing")
                     return False
                 if not sse.has_id:
                     self._error("stream event without id")
+                try:
+                    parse_event(sse.event, sse.data)  # the gateway's own event models
+                except ValueError:
+                    self._error(f"stream malformed {sse.event}")
                 now = self._clock.now()
                 trace.events.append(Event(id=sse.id, type=sse.event, data=sse.data))
                 if trace.first_event_s is None:

@@ -16,11 +16,11 @@ and see it flagged.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from loadtests.model import TERMINAL, Event, RedisSnapshot, RunTrace, StoredRun
+from services.gateway.runs.events import AnswerDelta, RunStarted, parse_event
 
 FINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
 
@@ -134,13 +134,19 @@ def _well_formed(events: Sequence[Event]) -> str | None:
         return f"{len(events) - 1 - terminals[0]} event(s) after {events[terminals[0]].type}"
     attempt, next_delta = 0, 0
     for event in events:
-        if event.type == "run.started":
-            n = _field(event, "attempt")
+        if event.type not in (RunStarted.TYPE, AnswerDelta.TYPE):
+            continue
+        try:
+            parsed = parse_event(event.type, event.data)
+        except ValueError as exc:
+            return f"malformed {event.type} {event.id}: {str(exc).splitlines()[0]}"
+        if isinstance(parsed, RunStarted):
+            n = parsed.attempt
             if n != attempt + 1:
                 return f"run.started attempt {n} after attempt {attempt}"
             attempt, next_delta = attempt + 1, 0
-        elif event.type == "answer.delta":
-            index = _field(event, "index")
+        elif isinstance(parsed, AnswerDelta):
+            index = parsed.index
             if index != next_delta:
                 return f"answer.delta index {index} where {next_delta} was due (attempt {attempt})"
             next_delta += 1
@@ -176,11 +182,3 @@ def _id_key(event_id: str) -> tuple[int, int] | None:
     if not sep or not ms.isdigit() or not seq.isdigit():
         return None
     return int(ms), int(seq)
-
-
-def _field(event: Event, name: str) -> object:
-    try:
-        data = json.loads(event.data)
-    except ValueError:
-        return None
-    return data.get(name) if isinstance(data, dict) else None

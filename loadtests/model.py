@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-TERMINAL = frozenset({"run.completed", "run.failed", "run.cancelled"})
+from services.gateway.runs.models import TERMINAL_EVENTS
+
+TERMINAL = frozenset(t.value for t in TERMINAL_EVENTS)
 
 
 @dataclass(frozen=True, slots=True)

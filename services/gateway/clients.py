@@ -1,23 +1,34 @@
-"""gRPC clients for the retriever and the generator, created in the app's lifespan.
+"""gRPC clients for the retriever and the generator, and the mapping between their
+protos and the run's own types.
 
-Every call carries a deadline; a streaming call is cancelled when the caller
-stops iterating (the run was cancelled or the executor is shutting down).
+Every call carries a deadline and goes through one retry rule behind a circuit
+breaker (resilience.stream_with_retries); a streaming call is cancelled when the
+caller stops iterating (the run was cancelled or the executor is shutting down).
+The executor speaks in runs/models.py types; the protos stop here.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ragway.v1 import generator_pb2, generator_pb2_grpc, retriever_pb2, retriever_pb2_grpc
-from services.gateway.resilience import CircuitBreaker, CircuitOpenError, call_with_retries
+from services.gateway.resilience import (
+    CircuitBreaker,
+    CircuitOpenError,
+    call_with_retries,
+    stream_with_retries,
+)
+from services.gateway.runs.context import PackedPassage
+from services.gateway.runs.models import Degradation, RunRecord, Source
 
 
 class GenerateCall(Protocol):
-    def __aiter__(self) -> AsyncIterator[generator_pb2.GenerateResponse]: ...
+    def __aiter__(self) -> AsyncGenerator[generator_pb2.GenerateResponse, None]: ...
 
     def cancel(self) -> bool: ...
 
@@ -83,10 +94,26 @@ class ServiceClients:
                 return CircuitOpenError(breaker.name, breaker.retry_after_s())
         return None
 
-    def generate(self, request: generator_pb2.GenerateRequest, timeout_s: float) -> GenerateCall:
-        """The server stream; ``cancel()`` on it stops the generator's work."""
-        call: GenerateCall = self.generator.Generate(request, timeout=timeout_s)
-        return call
+    def generate(
+        self, request: generator_pb2.GenerateRequest, timeout_s: float
+    ) -> AsyncGenerator[generator_pb2.GenerateResponse, None]:
+        """The generator's stream, retried behind its breaker only before its first message.
+
+        Close the iterator to stop early (``aclosing``): that cancels the call, and the
+        generator stops its work too.
+        """
+
+        async def once() -> AsyncGenerator[generator_pb2.GenerateResponse, None]:
+            call: GenerateCall = self.generator.Generate(request, timeout=timeout_s)
+            try:
+                async for message in call:
+                    yield message
+            finally:
+                call.cancel()  # no-op when finished; else stops the generator's work too
+
+        return stream_with_retries(
+            self.generator_breaker, once, attempts=self.attempts, backoff_s=self.backoff_s
+        )
 
     async def serving(self) -> dict[str, bool]:
         """Health of each dependency, as its own gRPC health service reports it."""
@@ -106,3 +133,143 @@ class ServiceClients:
     async def close(self) -> None:
         await self._retriever_channel.close()
         await self._generator_channel.close()
+
+
+# Proto mapping: requests from the run, replies into the run's types.
+
+SEARCH_MODES = {
+    "hybrid": retriever_pb2.SEARCH_MODE_HYBRID,
+    "sparse": retriever_pb2.SEARCH_MODE_SPARSE,
+    "dense": retriever_pb2.SEARCH_MODE_DENSE,
+}
+REFUSAL_REASONS = {
+    generator_pb2.REFUSAL_REASON_NO_EVIDENCE: "no_evidence",
+    generator_pb2.REFUSAL_REASON_WEAK_EVIDENCE: "weak_evidence",
+    generator_pb2.REFUSAL_REASON_MODEL_ABSTAINED: "model_abstained",
+}
+
+
+def search_request(
+    record: RunRecord, *, candidate_depth: int, budget_ms: int
+) -> retriever_pb2.SearchRequest:
+    return retriever_pb2.SearchRequest(
+        query=record.question,
+        tenant=record.tenant,
+        access_groups=record.access_groups,
+        top_k=record.top_k,
+        candidate_depth=max(candidate_depth, record.top_k),
+        mode=SEARCH_MODES[record.mode],
+        budget_ms=budget_ms,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieved:
+    """A search reply: the hits to pack, and what the run records about the search."""
+
+    build_id: str
+    hits: Sequence[retriever_pb2.SearchHit]
+    degraded: list[Degradation]
+    timings_ms: dict[str, float]  # the retriever's stages, as "retriever.<stage>"
+
+
+def retrieved(response: retriever_pb2.SearchResponse) -> Retrieved:
+    return Retrieved(
+        build_id=response.build_id,
+        hits=response.hits,
+        degraded=[Degradation(stage=d.stage, reason=d.reason) for d in response.degraded],
+        timings_ms={f"retriever.{t.stage}": round(t.ms, 3) for t in response.timings},
+    )
+
+
+def sources(passages: Sequence[PackedPassage]) -> list[Source]:
+    return [
+        Source(
+            number=p.number,
+            source_id=p.hit.chunk_id,
+            document_id=p.hit.document_id,
+            title=p.hit.title,
+            section=p.hit.section,
+            url=p.hit.url,
+            version=p.hit.version,
+            score=round(p.hit.score, 6),
+            text=p.hit.text,
+        )
+        for p in passages
+    ]
+
+
+def generate_request(
+    record: RunRecord, passages: Sequence[PackedPassage]
+) -> generator_pb2.GenerateRequest:
+    return generator_pb2.GenerateRequest(
+        question=record.question,
+        run_id=record.id,
+        passages=[
+            generator_pb2.Passage(
+                number=p.number,
+                source_id=p.hit.chunk_id,
+                document_id=p.hit.document_id,
+                title=p.hit.title,
+                section=p.hit.section,
+                text=p.hit.text,
+                url=p.hit.url,
+                retrieval_score=p.hit.score,
+            )
+            for p in passages
+        ],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    text: str
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reset:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Generated:
+    """The generator's final message: the answer, its verdict and the passages it cites."""
+
+    answer: str
+    refused: bool
+    evidence_score: float
+    refusal_reason: str | None
+    refusal_detail: str | None
+    model: str
+    prompt_version: str
+    cited: list[int]  # passage numbers, as the generator sent them
+    degraded: list[Degradation]
+
+
+def generation(message: generator_pb2.GenerateResponse) -> Delta | Reset | Generated | None:
+    """One message of the generator's stream; None for a message of no known kind."""
+    if message.HasField("delta"):
+        return Delta(text=message.delta.text, index=message.delta.index)
+    if message.HasField("reset"):
+        return Reset(reason=message.reset.reason)
+    if message.HasField("final"):
+        final = message.final
+        refused = final.verdict == generator_pb2.GROUNDING_VERDICT_REFUSED
+        return Generated(
+            answer=final.answer,
+            refused=refused,
+            evidence_score=round(final.evidence_score, 4),
+            refusal_reason=REFUSAL_REASONS.get(final.refusal_reason) if refused else None,
+            refusal_detail=final.refusal_detail or None,
+            model=final.model,
+            prompt_version=final.prompt_version,
+            cited=list(final.cited_passages),
+            # The generator's checks and budgets, beside the retriever's: a fallback
+            # to the extractive answer, a dropped citation, an unsupported number.
+            degraded=[
+                Degradation(stage="generator", reason=f"{d.code}: {d.detail}")
+                for d in final.degraded
+            ],
+        )
+    return None

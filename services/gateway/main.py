@@ -21,6 +21,7 @@ from services.gateway.api.routes import ask, health, runs
 from services.gateway.auth import KeyRegistry
 from services.gateway.clients import ServiceClients
 from services.gateway.runs.executor import RunExecutor
+from services.gateway.runs.queue import RunQueue
 from services.gateway.runs.store import RunStore
 from services.gateway.settings import GatewaySettings
 
@@ -55,8 +56,15 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
         executor_task = None
         if with_executor:
             consumer = f"{socket.gethostname()}-{os.getpid()}"
-            executor = RunExecutor(app.state.store, clients, settings, consumer)
-            executor_task = asyncio.create_task(executor.run(stop), name="run-executor")
+            executor = RunExecutor(app.state.store, clients, settings)
+            queue = RunQueue(
+                app.state.store,
+                executor.execute,
+                consumer=consumer,
+                concurrency=settings.executor_concurrency,
+                lease_s=settings.run_lease_s,
+            )
+            executor_task = asyncio.create_task(queue.run(stop), name="run-executor")
         try:
             yield
         finally:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
 from typing import TypeVar
 
 import grpc
@@ -79,6 +80,42 @@ class CircuitBreaker:
             self._opened_at = self._clock()
 
 
+async def stream_with_retries(
+    breaker: CircuitBreaker,
+    open_stream: Callable[[], AsyncGenerator[T, None]],
+    *,
+    attempts: int,
+    backoff_s: float,
+) -> AsyncGenerator[T, None]:
+    """The messages of ``open_stream()``, retrying UNAVAILABLE with doubling backoff, behind
+    ``breaker``: the one retry rule of the gateway's calls, unary ones included.
+
+    A stream is retried only before its first message: once a message was handed
+    on, a second attempt would hand it on again. Close this iterator (``aclosing``)
+    when stopping early, so the open stream is closed (and its call cancelled) at once.
+    """
+    for attempt in range(1, attempts + 1):
+        breaker.before_call()
+        received = False
+        try:
+            async with aclosing(open_stream()) as stream:
+                async for message in stream:
+                    received = True
+                    yield message
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() not in RETRYABLE:
+                breaker.record_success()  # the dependency answered: it is up, if unhappy
+                raise
+            breaker.record_failure()
+            if received or attempt == attempts:
+                raise
+            await asyncio.sleep(backoff_s * 2 ** (attempt - 1))
+        else:
+            breaker.record_success()
+            return
+    raise AssertionError("unreachable")
+
+
 async def call_with_retries(
     breaker: CircuitBreaker,
     call: Callable[[], Awaitable[T]],
@@ -87,19 +124,12 @@ async def call_with_retries(
     backoff_s: float,
 ) -> T:
     """Run ``call``; retry UNAVAILABLE up to ``attempts`` times with doubling backoff."""
-    for attempt in range(1, attempts + 1):
-        breaker.before_call()
-        try:
-            result = await call()
-        except grpc.aio.AioRpcError as exc:
-            if exc.code() not in RETRYABLE:
-                breaker.record_success()  # the dependency answered: it is up
-                raise
-            breaker.record_failure()
-            if attempt == attempts:
-                raise
-            await asyncio.sleep(backoff_s * 2 ** (attempt - 1))
-        else:
-            breaker.record_success()
-            return result
-    raise AssertionError("unreachable")
+
+    async def once() -> AsyncGenerator[T, None]:
+        yield await call()
+
+    # Read to the end, not just the one reply: the stream's end records the success.
+    replies = [
+        r async for r in stream_with_retries(breaker, once, attempts=attempts, backoff_s=backoff_s)
+    ]
+    return replies[0]

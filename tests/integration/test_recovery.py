@@ -17,7 +17,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from ragway_tools.launcher import Stack, StackConfig
-from services.gateway.runs.models import EventType, RunStatus
+from services.gateway.runs.events import AnswerDelta, RunAcceptedEvent, RunStarted
+from services.gateway.runs.models import RunStatus
 from services.gateway.runs.store import RunStore
 from tests.conftest import FIXTURES
 from tests.integration.conftest import auth
@@ -54,8 +55,8 @@ async def accept_and_abandon(port: int) -> str:
     assert [run_id for _, run_id in taken] == [record.id]
     record.status, record.attempts = RunStatus.RUNNING, 1
     await store.save(record)
-    await store.append(record.id, EventType.STARTED, {"attempt": 1, "restarted": False})
-    await store.append(record.id, EventType.DELTA, {"text": "A partial answer", "index": 0})
+    await store.append(record.id, RunStarted(attempt=1, restarted=False))
+    await store.append(record.id, AnswerDelta(text="A partial answer", index=0))
     await client.aclose()
     return record.id
 
@@ -116,7 +117,7 @@ async def finish_without_terminal_event(port: int) -> str:
     taken = await store.next_runs("gateway-that-dies", count=1, block_ms=1000)
     assert [run_id for _, run_id in taken] == [record.id]
     record.status, record.attempts, record.answer = RunStatus.SUCCEEDED, 1, "An answer"
-    await store.append(record.id, EventType.STARTED, {"attempt": 1, "restarted": False})
+    await store.append(record.id, RunStarted(attempt=1, restarted=False))
     await store.save(record)  # ...and the gateway died here
     await client.aclose()
     return record.id
@@ -142,7 +143,7 @@ async def accept_without_queueing(port: int) -> str:
     store = RunStore(client)
     record = demo_record()
     await store.save(record)
-    await store.append(record.id, EventType.ACCEPTED, {"run_id": record.id})
+    await store.append(record.id, RunAcceptedEvent(run_id=record.id, question=record.question))
     await client.aclose()
     return record.id
 

@@ -1,12 +1,29 @@
-"""One error shape for every failure: ``{"error": {"code", "message"}}``."""
+"""One error shape for every failure: ``{"error": {"code", "message"}}``.
+
+The run logic raises its own errors (runs/errors.py); ``http_error`` gives each
+its status, code and headers here, so only the API layer speaks HTTP.
+"""
 
 from __future__ import annotations
+
+import math
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from services.gateway.runs.errors import (
+    DependencyUnavailable,
+    IdempotencyConflict,
+    InvalidIdempotencyKey,
+    QuestionTooLong,
+    RunAlreadyFinished,
+    RunError,
+    RunNotFound,
+    RunWaitTimedOut,
+)
 
 
 class ApiError(Exception):
@@ -28,6 +45,26 @@ def error_response(
     )
 
 
+_STATUS: dict[type[RunError], tuple[int, str]] = {
+    QuestionTooLong: (422, "question_too_long"),
+    InvalidIdempotencyKey: (400, "invalid_idempotency_key"),
+    IdempotencyConflict: (422, "idempotency_key_reused"),
+    DependencyUnavailable: (503, "dependency_unavailable"),
+    RunNotFound: (404, "run_not_found"),
+    RunAlreadyFinished: (409, "run_finished"),
+    RunWaitTimedOut: (504, "run_timeout"),
+}
+
+
+def http_error(exc: RunError) -> ApiError:
+    """The HTTP answer to a refusal of the run logic."""
+    status, code = _STATUS[type(exc)]
+    headers = None
+    if isinstance(exc, DependencyUnavailable):
+        headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))}
+    return ApiError(status, code, str(exc), headers)
+
+
 def _validation_message(exc: RequestValidationError) -> str:
     parts = []
     for err in exc.errors():
@@ -43,6 +80,11 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
         return error_response(exc.status, exc.code, exc.message, exc.headers)
+
+    @app.exception_handler(RunError)
+    async def _run_error(_: Request, exc: RunError) -> JSONResponse:
+        error = http_error(exc)
+        return error_response(error.status, error.code, error.message, error.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragway.v1 import retriever_pb2
+from services.gateway.runs.models import Citation, Source
 
 _SPACE = re.compile(r"\s+")
 
@@ -47,3 +48,14 @@ def pack(
         spent += cost
         packed.append(PackedPassage(number=len(packed) + 1, hit=hit))
     return packed
+
+
+def known_citations(cited: Sequence[int], context: Sequence[Source]) -> list[Citation]:
+    """The citations of an answer, keeping only numbers of passages in ``context``.
+
+    The gateway's one guard for the rule that a citation names a passage it sent:
+    the generator's grounding checks drop unknown ones already, and this keeps a
+    run from ever showing a source it did not read, whatever a generator returns.
+    """
+    by_number = {source.number: source for source in context}
+    return [Citation.model_validate(by_number[n].model_dump()) for n in cited if n in by_number]

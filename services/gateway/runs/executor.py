@@ -1,57 +1,79 @@
-"""Executes runs apart from any HTTP connection.
+"""Executes one run, stage by stage, apart from any HTTP connection.
 
     POST /v1/runs ─▶ Redis: record + run.accepted + queue entry   (one Lua script)
                                    │
-    executor (any replica) ◀─ XREADGROUP ragway:runs:queue
-        ├─ retriever.Search  ─▶ retrieval.completed
+    runs/queue.py (any replica) ◀─ XREADGROUP ragway:runs:queue ─▶ RunExecutor.execute
+        ├─ run.started
+        ├─ retriever.Search   ─▶ retrieval.completed
         ├─ generator.Generate ─▶ answer.delta … [answer.reset, answer.delta …] answer.completed
-        └─ record saved ─▶ run.completed | run.failed ─▶ XACK, events expire later
+        └─ record saved + run.completed | run.failed | run.cancelled   (one transaction)
 
 A client that disconnects changes nothing here; it replays the stream later.
 POST /v1/runs/{id}/cancel sets a flag that the executor checks before each stage
 and after every delta; it then cancels the generator call and ends the run with
-run.cancelled.
+run.cancelled. The events are the models of runs/events.py; the protos stay in
+clients.py.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from typing import Any
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from typing import Protocol
 
 import grpc
-from redis.exceptions import RedisError
 
 from ragway.v1 import generator_pb2, retriever_pb2
-from services.gateway.clients import ServiceClients
+from services.gateway import clients
 from services.gateway.resilience import CircuitOpenError
-from services.gateway.runs.context import PackedPassage, pack
-from services.gateway.runs.models import (
-    TERMINAL_EVENTS,
-    Citation,
-    Degradation,
-    ErrorInfo,
-    EventType,
-    RunRecord,
-    RunStatus,
-    Source,
+from services.gateway.runs.context import PackedPassage, known_citations, pack
+from services.gateway.runs.events import (
+    AnswerCompleted,
+    AnswerDelta,
+    AnswerReset,
+    RetrievalCompleted,
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunStarted,
 )
-from services.gateway.runs.store import RunStore
+from services.gateway.runs.models import TERMINAL_EVENTS, ErrorInfo, RunRecord, RunStatus
 from services.gateway.settings import GatewaySettings
 
 log = logging.getLogger(__name__)
 
-_MODES = {
-    "hybrid": retriever_pb2.SEARCH_MODE_HYBRID,
-    "sparse": retriever_pb2.SEARCH_MODE_SPARSE,
-    "dense": retriever_pb2.SEARCH_MODE_DENSE,
-}
-_REFUSAL = {
-    generator_pb2.REFUSAL_REASON_NO_EVIDENCE: "no_evidence",
-    generator_pb2.REFUSAL_REASON_WEAK_EVIDENCE: "weak_evidence",
-    generator_pb2.REFUSAL_REASON_MODEL_ABSTAINED: "model_abstained",
-}
+
+class ExecutorStore(Protocol):
+    """What the executor needs of the run store (runs/store.py)."""
+
+    async def get(self, run_id: str) -> RunRecord | None: ...
+
+    async def save(self, record: RunRecord, *, ttl_s: int | None = None) -> None: ...
+
+    async def append(self, run_id: str, event: RunEvent) -> str: ...
+
+    async def finish(
+        self, record: RunRecord, event: RunEvent, *, record_ttl_s: int, event_ttl_s: int
+    ) -> str: ...
+
+    async def last_event_type(self, run_id: str) -> str | None: ...
+
+    async def cancel_requested(self, run_id: str) -> bool: ...
+
+
+class Backends(Protocol):
+    """What the executor needs of the retriever and the generator (clients.py)."""
+
+    async def search(
+        self, request: retriever_pb2.SearchRequest, timeout_s: float
+    ) -> retriever_pb2.SearchResponse: ...
+
+    def generate(
+        self, request: generator_pb2.GenerateRequest, timeout_s: float
+    ) -> AsyncGenerator[generator_pb2.GenerateResponse, None]: ...
 
 
 class RunCancelledError(Exception):
@@ -66,73 +88,10 @@ class RunFailedError(Exception):
 
 
 class RunExecutor:
-    def __init__(
-        self, store: RunStore, clients: ServiceClients, settings: GatewaySettings, consumer: str
-    ) -> None:
+    def __init__(self, store: ExecutorStore, backends: Backends, settings: GatewaySettings) -> None:
         self._store = store
-        self._clients = clients
+        self._backends = backends
         self._settings = settings
-        self._consumer = consumer
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    async def run(self, stop: asyncio.Event) -> None:
-        """Take runs from the queue until ``stop`` is set; then finish what was taken."""
-        limit = self._settings.executor_concurrency
-        lease_ms = int(self._settings.run_lease_s * 1000)
-        loop = asyncio.get_running_loop()
-        next_reclaim = 0.0
-        queue_ready = False
-        while not stop.is_set():
-            if len(self._tasks) >= limit:
-                await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
-                continue
-            try:
-                if not queue_ready:
-                    await self._store.ensure_queue()
-                    queue_ready = True
-                entries: list[tuple[str, str]] = []
-                if loop.time() >= next_reclaim:
-                    # Runs whose executor died: any replica finishes them.
-                    entries = await self._store.reclaim(
-                        self._consumer, lease_ms, limit - len(self._tasks)
-                    )
-                    next_reclaim = loop.time() + self._settings.run_lease_s / 3
-                    for _, run_id in entries:
-                        log.warning("reclaimed run", extra={"run_id": run_id})
-                if not entries:
-                    entries = await self._store.next_runs(
-                        self._consumer, count=limit - len(self._tasks), block_ms=500
-                    )
-            except (RedisError, OSError) as exc:  # Redis restarting: back off, retry
-                log.warning("queue read failed", extra={"error": str(exc)})
-                queue_ready = False
-                await asyncio.sleep(0.5)
-                continue
-            for entry_id, run_id in entries:
-                task = asyncio.create_task(self._execute_and_ack(entry_id, run_id))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
-        if self._tasks:
-            await asyncio.wait(self._tasks)
-
-    async def _execute_and_ack(self, entry_id: str, run_id: str) -> None:
-        lease = asyncio.create_task(self._hold_lease(entry_id))
-        try:
-            await self.execute(run_id)
-            await self._store.ack([entry_id])
-        except Exception:  # the entry stays pending: another executor reclaims it
-            log.exception("run execution crashed", extra={"run_id": run_id})
-        finally:
-            lease.cancel()
-
-    async def _hold_lease(self, entry_id: str) -> None:
-        """Touch the queue entry well within the lease, so no replica steals a live run."""
-        while True:
-            await asyncio.sleep(self._settings.run_lease_s / 3)
-            try:
-                await self._store.touch(self._consumer, [entry_id])
-            except (RedisError, OSError) as exc:
-                log.warning("lease heartbeat failed", extra={"error": str(exc)})
 
     async def execute(self, run_id: str) -> None:
         record = await self._store.get(run_id)
@@ -169,9 +128,7 @@ class RunExecutor:
         record.status = RunStatus.RUNNING
         record.attempts += 1
         await self._store.save(record)
-        await self._store.append(
-            run_id, EventType.STARTED, {"attempt": record.attempts, "restarted": restarted}
-        )
+        await self._store.append(run_id, RunStarted(attempt=record.attempts, restarted=restarted))
         try:
             passages = await self._retrieve(record)
             await self._stop_if_cancelled(record)
@@ -191,19 +148,13 @@ class RunExecutor:
 
     async def _retrieve(self, record: RunRecord) -> list[PackedPassage]:
         s = self._settings
-        request = retriever_pb2.SearchRequest(
-            query=record.question,
-            tenant=record.tenant,
-            access_groups=record.access_groups,
-            top_k=record.top_k,
-            candidate_depth=max(s.candidate_depth, record.top_k),
-            mode=_MODES[record.mode],
-            budget_ms=s.retrieval_budget_ms,
+        request = clients.search_request(
+            record, candidate_depth=s.candidate_depth, budget_ms=s.retrieval_budget_ms
         )
         t0 = time.perf_counter()
         try:
             # The deadline leaves the retriever room to answer after its budget.
-            response = await self._clients.search(
+            response = await self._backends.search(
                 request, timeout_s=s.retrieval_budget_ms / 1000 + 0.5
             )
         except grpc.aio.AioRpcError as exc:
@@ -211,63 +162,30 @@ class RunExecutor:
         except CircuitOpenError as exc:
             raise RunFailedError("retriever_unavailable", str(exc)) from exc
         record.timings_ms["retrieve"] = _ms(t0)
-        for timing in response.timings:
-            record.timings_ms[f"retriever.{timing.stage}"] = round(timing.ms, 3)
-        record.build_id = response.build_id
-        record.degraded.extend(
-            Degradation(stage=d.stage, reason=d.reason) for d in response.degraded
-        )
-        packed = pack(response.hits, s.context_token_budget, record.top_k)
-        record.sources = [
-            Source(
-                number=p.number,
-                source_id=p.hit.chunk_id,
-                document_id=p.hit.document_id,
-                title=p.hit.title,
-                section=p.hit.section,
-                url=p.hit.url,
-                version=p.hit.version,
-                score=round(p.hit.score, 6),
-                text=p.hit.text,
-            )
-            for p in packed
-        ]
+        found = clients.retrieved(response)
+        record.timings_ms.update(found.timings_ms)
+        record.build_id = found.build_id
+        record.degraded.extend(found.degraded)
+        packed = pack(found.hits, s.context_token_budget, record.top_k)
+        record.sources = clients.sources(packed)
         await self._store.append(
             record.id,
-            EventType.RETRIEVAL,
-            {
-                "build_id": record.build_id,
-                "sources": [src.model_dump() for src in record.sources],
-                "degraded": [d.model_dump() for d in record.degraded],
-                "timings_ms": {
-                    k: v for k, v in record.timings_ms.items() if k.startswith("retriev")
-                },
-            },
+            RetrievalCompleted(
+                build_id=record.build_id,
+                sources=record.sources,
+                degraded=record.degraded,
+                timings_ms={k: v for k, v in record.timings_ms.items() if k.startswith("retriev")},
+            ),
         )
         return packed
 
     async def _generate(
         self, record: RunRecord, passages: list[PackedPassage], started: float
     ) -> None:
-        s = self._settings
-        request = generator_pb2.GenerateRequest(
-            question=record.question,
-            run_id=record.id,
-            passages=[
-                generator_pb2.Passage(
-                    number=p.number,
-                    source_id=p.hit.chunk_id,
-                    document_id=p.hit.document_id,
-                    title=p.hit.title,
-                    section=p.hit.section,
-                    text=p.hit.text,
-                    url=p.hit.url,
-                    retrieval_score=p.hit.score,
-                )
-                for p in passages
-            ],
+        request = clients.generate_request(record, passages)
+        remaining_s = max(
+            0.1, self._settings.run_budget_ms / 1000 - (time.perf_counter() - started)
         )
-        remaining_s = max(0.1, s.run_budget_ms / 1000 - (time.perf_counter() - started))
         t0 = time.perf_counter()
         final = await self._stream_answer(record, request, remaining_s, t0)
         record.timings_ms["generate"] = _ms(t0)
@@ -275,30 +193,30 @@ class RunExecutor:
             raise RunFailedError(
                 "generator_incomplete", "the generator ended without a final message"
             )
-        sources = {src.number: src for src in record.sources}
-        refused = final.verdict == generator_pb2.GROUNDING_VERDICT_REFUSED
         record.answer = final.answer
-        record.refused = refused
-        record.verdict = "refused" if refused else "grounded"
-        record.evidence_score = round(final.evidence_score, 4)
-        record.refusal_reason = _REFUSAL.get(final.refusal_reason) if refused else None
-        record.refusal_detail = final.refusal_detail or None
+        record.refused = final.refused
+        record.verdict = "refused" if final.refused else "grounded"
+        record.evidence_score = final.evidence_score
+        record.refusal_reason = final.refusal_reason
+        record.refusal_detail = final.refusal_detail
         record.model = final.model
         record.prompt_version = final.prompt_version
-        # The generator's checks and budgets, beside the retriever's: a fallback
-        # to the extractive answer, a dropped citation, an unsupported number.
-        generator_degraded = [
-            Degradation(stage="generator", reason=f"{d.code}: {d.detail}") for d in final.degraded
-        ]
-        record.degraded.extend(generator_degraded)
-        # A citation is a source the generator was given; anything else is dropped.
-        record.citations = [
-            Citation.model_validate(sources[n].model_dump())
-            for n in final.cited_passages
-            if n in sources
-        ]
+        record.degraded.extend(final.degraded)
+        record.citations = known_citations(final.cited, record.sources)
         await self._store.append(
-            record.id, EventType.ANSWER, _answer_event(record, generator_degraded)
+            record.id,
+            AnswerCompleted(
+                answer=record.answer,
+                citations=record.citations,
+                refused=record.refused,
+                refusal_reason=record.refusal_reason,
+                refusal_detail=record.refusal_detail,
+                verdict=record.verdict,
+                evidence_score=record.evidence_score,
+                model=record.model,
+                prompt_version=record.prompt_version,
+                degraded=final.degraded,
+            ),
         )
 
     async def _stream_answer(
@@ -307,78 +225,50 @@ class RunExecutor:
         request: generator_pb2.GenerateRequest,
         timeout_s: float,
         t0: float,
-    ) -> generator_pb2.GenerateFinal | None:
+    ) -> clients.Generated | None:
         """Stream the generator's deltas into events; return its final message.
 
-        UNAVAILABLE is retried (bounded, with backoff) only before the first
-        message: once deltas reached the event log, a retry would repeat them.
+        The client retries UNAVAILABLE only before the first message
+        (resilience.stream_with_retries): once deltas reached the event log, a
+        retry would repeat them. Leaving the loop early closes the stream, which
+        cancels the generator call.
         """
-        breaker = self._clients.generator_breaker
-        attempts = self._clients.attempts
-        for attempt in range(1, attempts + 1):
-            try:
-                breaker.before_call()
-            except CircuitOpenError as exc:
-                raise RunFailedError("generator_unavailable", str(exc)) from exc
-            final: generator_pb2.GenerateFinal | None = None
-            received = False
-            call = self._clients.generate(request, timeout_s=timeout_s)
-            try:
-                async for message in call:
-                    received = True
-                    if message.HasField("delta"):
+        final: clients.Generated | None = None
+        try:
+            async with aclosing(self._backends.generate(request, timeout_s=timeout_s)) as stream:
+                async for message in stream:
+                    part = clients.generation(message)
+                    if isinstance(part, clients.Delta):
                         if "first_token" not in record.timings_ms:
                             record.timings_ms["first_token"] = _ms(t0)
                         await self._store.append(
-                            record.id,
-                            EventType.DELTA,
-                            {"text": message.delta.text, "index": message.delta.index},
+                            record.id, AnswerDelta(text=part.text, index=part.index)
                         )
                         await self._stop_if_cancelled(record)
-                    elif message.HasField("reset"):
+                    elif isinstance(part, clients.Reset):
                         # The deltas so far are void; the replacement follows.
-                        await self._store.append(
-                            record.id, EventType.RESET, {"reason": message.reset.reason}
-                        )
-                    elif message.HasField("final"):
-                        final = message.final
-            except grpc.aio.AioRpcError as exc:
-                if exc.code() == grpc.StatusCode.UNAVAILABLE:
-                    breaker.record_failure()
-                    if not received and attempt < attempts:
-                        await asyncio.sleep(self._clients.backoff_s * 2 ** (attempt - 1))
-                        continue
-                else:
-                    breaker.record_success()  # it answered: up, if unhappy
-                raise _rpc_failure("generator", exc) from exc
-            finally:
-                call.cancel()  # no-op when finished; else stops the generator's work too
-            breaker.record_success()
-            return final
-        raise AssertionError("unreachable")
+                        await self._store.append(record.id, AnswerReset(reason=part.reason))
+                    elif isinstance(part, clients.Generated):
+                        final = part
+        except grpc.aio.AioRpcError as exc:
+            raise _rpc_failure("generator", exc) from exc
+        except CircuitOpenError as exc:
+            raise RunFailedError("generator_unavailable", str(exc)) from exc
+        return final
 
     async def _finish(self, record: RunRecord) -> None:
         s = self._settings
-        event: tuple[EventType, dict[str, Any]]
+        event: RunEvent
         if record.status is RunStatus.SUCCEEDED:
-            event = (
-                EventType.COMPLETED,
-                {"status": record.status.value, "timings_ms": record.timings_ms},
-            )
+            event = RunCompleted(timings_ms=record.timings_ms)
         elif record.status is RunStatus.CANCELLED:
-            event = (EventType.CANCELLED, {"status": "cancelled"})
+            event = RunCancelled()
         else:
             assert record.error is not None
-            event = (
-                EventType.FAILED,
-                {"status": record.status.value, "error": record.error.model_dump()},
-            )
+            event = RunFailed(error=record.error)
         # Record and terminal event together, or neither (store.finish says why).
         await self._store.finish(
-            record,
-            *event,
-            record_ttl_s=s.record_retention_s,
-            event_ttl_s=s.event_retention_s,
+            record, event, record_ttl_s=s.record_retention_s, event_ttl_s=s.event_retention_s
         )
         log.info(
             "run finished",
@@ -389,21 +279,6 @@ class RunExecutor:
                 "total_ms": record.timings_ms.get("total"),
             },
         )
-
-
-def _answer_event(record: RunRecord, degraded: list[Degradation]) -> dict[str, Any]:
-    return {
-        "answer": record.answer,
-        "citations": [c.model_dump() for c in record.citations],
-        "refused": record.refused,
-        "refusal_reason": record.refusal_reason,
-        "refusal_detail": record.refusal_detail,
-        "verdict": record.verdict,
-        "evidence_score": record.evidence_score,
-        "model": record.model,
-        "prompt_version": record.prompt_version,
-        "degraded": [d.model_dump() for d in degraded],
-    }
 
 
 def _rpc_failure(service: str, exc: grpc.aio.AioRpcError) -> RunFailedError:

@@ -1,4 +1,7 @@
-"""The run: what a client asked, what happened, and the events it can replay."""
+"""The run as the gateway keeps it: its record in Redis, its status and the event types.
+
+The HTTP request and response bodies are in services/gateway/api/schemas.py.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +9,8 @@ import re
 import time
 import uuid
 from enum import StrEnum
-from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, Field
 
 RUN_ID = re.compile(r"^run_[0-9a-f]{32}$")
 # Redis stream ids: "<ms>-<seq>". Anything else in Last-Event-ID is malformed.
@@ -33,6 +35,8 @@ class EventType(StrEnum):
     COMPLETED = "run.completed"
     FAILED = "run.failed"
     CANCELLED = "run.cancelled"
+    # Sent by a stopping replica on each open stream, never stored in a run's log.
+    CLOSING = "stream.closing"
 
 
 TERMINAL_EVENTS = frozenset({EventType.COMPLETED, EventType.FAILED, EventType.CANCELLED})
@@ -48,25 +52,6 @@ class RunStatus(StrEnum):
     @property
     def finished(self) -> bool:
         return self in (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
-
-
-Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
-
-
-class RunRequest(BaseModel):
-    """A question for the knowledge base."""
-
-    model_config = {"extra": "forbid"}
-
-    question: Question = Field(
-        description="The user's question.", examples=["How do I resume a stream?"]
-    )
-    top_k: int | None = Field(
-        default=None, ge=1, le=20, description="Passages given to the generator (default 6)."
-    )
-    mode: Literal["hybrid", "sparse", "dense"] = Field(
-        default="hybrid", description="Retrieval mode."
-    )
 
 
 class Source(BaseModel):
@@ -138,33 +123,3 @@ class RunRecord(BaseModel):
     degraded: list[Degradation] = Field(default_factory=list)
     timings_ms: dict[str, float] = Field(default_factory=dict)
     error: ErrorInfo | None = None
-
-
-class RunAccepted(BaseModel):
-    run_id: str
-    status: RunStatus
-    created_at_ms: int
-    run_url: str
-    events_url: str
-
-
-class CancelAccepted(BaseModel):
-    run_id: str
-    status: RunStatus = Field(description="The run's status when the cancel was requested.")
-    cancel_requested: bool = True
-
-
-class AskResponse(BaseModel):
-    run_id: str
-    answer: str
-    citations: list[Citation]
-    refused: bool
-    reason: str | None = Field(description="Why the answer was refused, when it was.")
-    sources: list[Source]
-    build_id: str | None
-    timings_ms: dict[str, float]
-    degraded: list[Degradation]
-
-
-class ErrorBody(BaseModel):
-    error: ErrorInfo

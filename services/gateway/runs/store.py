@@ -20,7 +20,9 @@ from typing import Any
 import redis.asyncio as redis
 from redis.exceptions import ResponseError
 
-from services.gateway.runs.models import EventType, RunRecord, now_ms
+from services.gateway.runs.errors import IdempotencyConflict
+from services.gateway.runs.events import RunAcceptedEvent, RunEvent
+from services.gateway.runs.models import RunRecord, now_ms
 
 QUEUE = "ragway:runs:queue"
 GROUP = "executors"
@@ -63,12 +65,6 @@ class Created:
     created: bool  # False: an earlier run with the same idempotency key
 
 
-class IdempotencyConflictError(Exception):
-    def __init__(self, run_id: str) -> None:
-        super().__init__(run_id)
-        self.run_id = run_id
-
-
 class RunStore:
     def __init__(self, client: redis.Redis) -> None:
         self._r = client
@@ -93,7 +89,7 @@ class RunStore:
         if idempotency_key is not None:
             digest = hashlib.sha256(idempotency_key.encode()).hexdigest()
             idem = f"ragway:idem:{record.key_id}:{digest}"
-        accepted = json.dumps({"run_id": record.id, "question": record.question})
+        accepted = RunAcceptedEvent(run_id=record.id, question=record.question)
         result = await self._create(
             keys=[idem or "ragway:idem:none", run_key(record.id), events_key(record.id), QUEUE],
             args=[
@@ -102,8 +98,8 @@ class RunStore:
                 json.dumps({"run_id": record.id, "request": fingerprint}),
                 "1" if idem else "0",
                 idempotency_ttl_s,
-                EventType.ACCEPTED.value,
-                accepted,
+                accepted.TYPE.value,
+                accepted.data(),
             ],
         )
         flag, payload = int(result[0]), _text(result[1])
@@ -111,7 +107,7 @@ class RunStore:
             return Created(run_id=record.id, created=True)
         earlier = json.loads(payload)
         if earlier["request"] != fingerprint:
-            raise IdempotencyConflictError(earlier["run_id"])
+            raise IdempotencyConflict(earlier["run_id"])
         return Created(run_id=earlier["run_id"], created=False)
 
     async def get(self, run_id: str) -> RunRecord | None:
@@ -122,17 +118,16 @@ class RunStore:
         record.updated_at_ms = now_ms()
         await self._r.set(run_key(record.id), record.model_dump_json(), ex=ttl_s)
 
-    async def append(self, run_id: str, type_: EventType, data: dict[str, Any]) -> str:
+    async def append(self, run_id: str, event: RunEvent) -> str:
         event_id = await self._r.xadd(
-            events_key(run_id), {"type": type_.value, "data": json.dumps(data)}
+            events_key(run_id), {"type": event.TYPE.value, "data": event.data()}
         )
         return _text(event_id)
 
     async def finish(
         self,
         record: RunRecord,
-        type_: EventType,
-        data: dict[str, Any],
+        event: RunEvent,
         *,
         record_ttl_s: int,
         event_ttl_s: int,
@@ -147,7 +142,7 @@ class RunStore:
         record.updated_at_ms = now_ms()
         async with self._r.pipeline(transaction=True) as pipe:
             pipe.set(run_key(record.id), record.model_dump_json(), ex=record_ttl_s)
-            pipe.xadd(events_key(record.id), {"type": type_.value, "data": json.dumps(data)})
+            pipe.xadd(events_key(record.id), {"type": event.TYPE.value, "data": event.data()})
             pipe.expire(events_key(record.id), event_ttl_s)
             replies = await pipe.execute()
         return _text(replies[1])

@@ -1,56 +1,78 @@
-"""Accepting a run: validate against the settings, store it, queue it — or find the earlier one."""
+"""Accepting a run: validate against the settings, store it, queue it — or find the earlier one.
+
+Refusals are the domain errors of runs/errors.py; api/errors.py says what they are in HTTP.
+"""
 
 from __future__ import annotations
 
-import math
+from dataclasses import asdict, dataclass
+from typing import Protocol
 
-from services.gateway.api.errors import ApiError
 from services.gateway.auth import Principal
-from services.gateway.clients import ServiceClients
-from services.gateway.runs.models import (
-    RUN_ID,
-    RunRecord,
-    RunRequest,
-    RunStatus,
-    new_run_id,
-    now_ms,
+from services.gateway.resilience import CircuitOpenError
+from services.gateway.runs.errors import (
+    DependencyUnavailable,
+    InvalidIdempotencyKey,
+    QuestionTooLong,
+    RunAlreadyFinished,
+    RunNotFound,
 )
-from services.gateway.runs.store import Created, IdempotencyConflictError, RunStore
+from services.gateway.runs.models import RUN_ID, RunRecord, RunStatus, new_run_id, now_ms
+from services.gateway.runs.store import Created
 from services.gateway.settings import GatewaySettings
 
 MAX_IDEMPOTENCY_KEY = 255
 
 
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """What the caller asked, as the request body gave it (its fields are the
+    idempotency fingerprint, so a retried request matches the first one)."""
+
+    question: str
+    top_k: int | None
+    mode: str
+
+
+class SubmitStore(Protocol):
+    async def create(
+        self,
+        record: RunRecord,
+        request_fingerprint: dict[str, object],
+        idempotency_key: str | None,
+        idempotency_ttl_s: int,
+    ) -> Created: ...
+
+    async def get(self, run_id: str) -> RunRecord | None: ...
+
+    async def request_cancel(self, run_id: str, ttl_s: int) -> None: ...
+
+
+class Breakers(Protocol):
+    def unavailable(self) -> CircuitOpenError | None: ...
+
+
 async def submit(
-    store: RunStore,
+    store: SubmitStore,
     settings: GatewaySettings,
-    clients: ServiceClients,
+    breakers: Breakers,
     caller: Principal,
-    body: RunRequest,
+    ask: Ask,
     idempotency_key: str | None,
 ) -> Created:
-    if len(body.question) > settings.max_question_chars:
-        raise ApiError(
-            422,
-            "question_too_long",
-            f"question: {len(body.question)} characters; "
-            f"the limit is {settings.max_question_chars}",
-        )
+    """Store and queue the run, or return the earlier one of this idempotency key.
+
+    Raises QuestionTooLong, InvalidIdempotencyKey, DependencyUnavailable, or
+    (from the store) IdempotencyConflict.
+    """
+    if len(ask.question) > settings.max_question_chars:
+        raise QuestionTooLong(len(ask.question), settings.max_question_chars)
     if idempotency_key is not None and not 1 <= len(idempotency_key) <= MAX_IDEMPOTENCY_KEY:
-        raise ApiError(
-            400,
-            "invalid_idempotency_key",
-            f"Idempotency-Key must be 1-{MAX_IDEMPOTENCY_KEY} characters",
-        )
-    down = clients.unavailable()
+        raise InvalidIdempotencyKey(MAX_IDEMPOTENCY_KEY)
+    down = breakers.unavailable()
     if down is not None:
         # Refuse rather than queue runs that would only fail: nothing is accepted.
-        raise ApiError(
-            503,
-            "dependency_unavailable",
-            str(down),
-            {"Retry-After": str(max(1, math.ceil(down.retry_after_s)))},
-        )
+        raise DependencyUnavailable(str(down), down.retry_after_s)
     created_at = now_ms()
     record = RunRecord(
         id=new_run_id(),
@@ -58,33 +80,40 @@ async def submit(
         tenant=caller.tenant,
         key_id=caller.key_id,
         access_groups=sorted(caller.groups),
-        question=body.question,
-        top_k=body.top_k or settings.top_k,
-        mode=body.mode,
+        question=ask.question,
+        top_k=ask.top_k or settings.top_k,
+        mode=ask.mode,
         created_at_ms=created_at,
         updated_at_ms=created_at,
     )
-    try:
-        return await store.create(
-            record,
-            request_fingerprint=body.model_dump(),
-            idempotency_key=idempotency_key,
-            idempotency_ttl_s=settings.idempotency_ttl_s,
-        )
-    except IdempotencyConflictError as exc:
-        raise ApiError(
-            422,
-            "idempotency_key_reused",
-            f"Idempotency-Key was already used for a different request (run {exc.run_id})",
-        ) from exc
+    return await store.create(
+        record,
+        request_fingerprint=asdict(ask),
+        idempotency_key=idempotency_key,
+        idempotency_ttl_s=settings.idempotency_ttl_s,
+    )
 
 
-async def owned_run(store: RunStore, caller: Principal, run_id: str) -> RunRecord:
-    """The run, if it exists and belongs to the caller's tenant and key; else 404.
+async def owned_run(store: SubmitStore, caller: Principal, run_id: str) -> RunRecord:
+    """The run, if it exists and belongs to the caller's tenant and key; else RunNotFound.
 
     Another tenant's run answers exactly like a missing one, so ids leak nothing.
     """
     record = await store.get(run_id) if RUN_ID.match(run_id) else None
     if record is None or record.tenant != caller.tenant or record.key_id != caller.key_id:
-        raise ApiError(404, "run_not_found", f"no run with id {run_id!r}")
+        raise RunNotFound(run_id)
+    return record
+
+
+async def cancel(
+    store: SubmitStore, settings: GatewaySettings, caller: Principal, run_id: str
+) -> RunRecord:
+    """Flag the caller's unfinished run for cancelling; the record as it was then.
+
+    Raises RunNotFound, or RunAlreadyFinished; a second cancel is harmless.
+    """
+    record = await owned_run(store, caller, run_id)
+    if record.status.finished:
+        raise RunAlreadyFinished(run_id, record.status.value)
+    await store.request_cancel(run_id, settings.record_retention_s)
     return record

@@ -117,7 +117,7 @@ def test_malformed_stored_logs_are_flagged() -> None:
         "1 event(s) after run.completed": [*log, ev(8, "answer.delta", text="x", index=2)],
         "answer.delta index 2 where 1 was due": [
             *log[:4],
-            ev(5, "answer.delta", index=2),
+            ev(5, "answer.delta", text=" [1]", index=2),
             *log[5:],
         ],
         "run.started attempt 3 after attempt 1": [
@@ -126,6 +126,7 @@ def test_malformed_stored_logs_are_flagged() -> None:
             *log[4:],
         ],
         "starts with run.started": log[1:],
+        "malformed answer.delta": [*log[:4], ev(5, "answer.delta", index=1), *log[5:]],
     }
     for expected, events in cases.items():
         check = stored_log(stored(events))
@@ -138,7 +139,7 @@ def test_a_restarted_attempt_counts_its_deltas_from_zero() -> None:
         *log[:4],
         ev(10, "run.started", attempt=2, restarted=True),
         ev(11, "retrieval.completed"),
-        ev(12, "answer.delta", index=0),
+        ev(12, "answer.delta", text="An answer", index=0),
         ev(13, "run.completed", status="succeeded"),
     ]
     assert stored_log(stored(restarted)).holds

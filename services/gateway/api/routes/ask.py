@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Annotated
 
 from fastapi import APIRouter, Header
@@ -10,13 +9,9 @@ from fastapi import APIRouter, Header
 from services.gateway.api.deps import Caller, Clients, Settings, Store
 from services.gateway.api.errors import ApiError
 from services.gateway.api.routes.runs import ERRORS
-from services.gateway.runs.models import (
-    TERMINAL_EVENTS,
-    AskResponse,
-    ErrorBody,
-    RunRequest,
-    RunStatus,
-)
+from services.gateway.api.schemas import AskResponse, ErrorBody, RunRequest
+from services.gateway.runs.follow import follow
+from services.gateway.runs.models import RunStatus
 from services.gateway.runs.submit import owned_run, submit
 
 router = APIRouter(prefix="/v1", tags=["ask"])
@@ -43,27 +38,10 @@ async def ask(
 ) -> AskResponse:
     """Runs the same durable run as `POST /v1/runs` and waits for its end (up to the ask
     timeout). A 504 names the run id, which stays readable at `/v1/runs/{id}`."""
-    created = await submit(store, settings, clients, caller, body, idempotency_key)
-    cursor = "0-0"
-    deadline = time.monotonic() + settings.ask_timeout_s
-    finished = False
-    while not finished:
-        remaining_ms = int((deadline - time.monotonic()) * 1000)
-        if remaining_ms <= 0:
-            raise ApiError(
-                504,
-                "run_timeout",
-                f"run {created.run_id} did not finish in {settings.ask_timeout_s:g} s; "
-                f"read it later at /v1/runs/{created.run_id}",
-            )
-        for event in await store.read_events(
-            created.run_id, cursor, block_ms=min(remaining_ms, 1000)
-        ):
-            cursor = event.id
-            finished = finished or event.type in TERMINAL_EVENTS
-        if not finished:
-            record = await store.get(created.run_id)
-            finished = record is not None and record.status.finished
+    created = await submit(store, settings, clients, caller, body.ask(), idempotency_key)
+    # The events themselves are not needed: the record holds the outcome.
+    async for _ in follow(store, created.run_id, "0-0", timeout_s=settings.ask_timeout_s):
+        pass
     record = await owned_run(store, caller, created.run_id)
     if record.status is RunStatus.CANCELLED:
         raise ApiError(409, "run_cancelled", f"run {record.id} was cancelled")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -12,20 +11,14 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from services.gateway.api.deps import Caller, Clients, Settings, Store
 from services.gateway.api.errors import ApiError
-from services.gateway.runs.models import (
-    EVENT_ID,
-    TERMINAL_EVENTS,
-    CancelAccepted,
-    ErrorBody,
-    RunAccepted,
-    RunRecord,
-    RunRequest,
-)
+from services.gateway.api.schemas import CancelAccepted, ErrorBody, RunAccepted, RunRequest
+from services.gateway.runs.events import StreamClosing
+from services.gateway.runs.follow import READ_BLOCK_MS, follow
+from services.gateway.runs.models import EVENT_ID, RunRecord
 from services.gateway.runs.store import RunStore
-from services.gateway.runs.submit import owned_run, submit
+from services.gateway.runs.submit import cancel, owned_run, submit
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
-READ_BLOCK_MS = 1000  # how long one read waits for new events; bounds shutdown latency
 
 ERRORS: dict[int | str, dict[str, object]] = {
     s: {"model": ErrorBody} for s in (400, 401, 403, 404, 413, 415, 422, 503)
@@ -56,7 +49,7 @@ async def create_run(
     With an `Idempotency-Key`, a retried request returns the first run (status 200,
     `Idempotent-Replayed: true`); the same key with a different body is a 422.
     """
-    created = await submit(store, settings, clients, caller, body, idempotency_key)
+    created = await submit(store, settings, clients, caller, body.ask(), idempotency_key)
     record = await owned_run(store, caller, created.run_id)
     if not created.created:
         response.status_code = 200
@@ -84,10 +77,7 @@ async def cancel_run(
     """Stop the work behind a run. The executor holding it stops at its next step, cancels
     the generator call and ends the stream with `run.cancelled`; a queued run never starts.
     Cancelling a finished run is a 409; cancelling twice is harmless."""
-    record = await owned_run(store, caller, run_id)
-    if record.status.finished:
-        raise ApiError(409, "run_finished", f"run {run_id} has already {record.status.value}")
-    await store.request_cancel(run_id, settings.record_retention_s)
+    record = await cancel(store, settings, caller, run_id)
     return CancelAccepted(run_id=run_id, status=record.status)
 
 
@@ -150,27 +140,19 @@ async def stream_events(
 async def _events(
     store: RunStore, run_id: str, cursor: str, shutdown: anyio.Event
 ) -> AsyncIterator[ServerSentEvent]:
-    while True:
-        if shutdown.is_set():
-            # This replica is stopping: tell the client to resume elsewhere. No id,
-            # so its Last-Event-ID stays the last real event; retry: sets the delay.
-            yield ServerSentEvent(
-                data=json.dumps({"reason": "server shutting down", "last_event_id": cursor}),
-                event="stream.closing",
-                retry=1000,
-            )
-            return
-        events = await store.read_events(run_id, cursor, block_ms=READ_BLOCK_MS)
-        for event in events:
-            yield ServerSentEvent(data=event.data, event=event.type, id=event.id)
-            cursor = event.id
-            if event.type in TERMINAL_EVENTS:
-                return
-        if not events:
-            record = await store.get(run_id)
-            if record is None or record.status.finished:
-                # Finished and nothing after the cursor (or the run expired): done.
-                tail = await store.read_events(run_id, cursor, block_ms=None)
-                for event in tail:
-                    yield ServerSentEvent(data=event.data, event=event.type, id=event.id)
-                return
+    stopped = False
+
+    def stop() -> bool:  # asked before every read: True ends the stream here
+        nonlocal stopped
+        stopped = shutdown.is_set()
+        return stopped
+
+    # The stored data is what the event models serialised (runs/events.py): sent as is.
+    async for event in follow(store, run_id, cursor, stop=stop):
+        yield ServerSentEvent(data=event.data, event=event.type, id=event.id)
+        cursor = event.id
+    if stopped:
+        # This replica is stopping: tell the client to resume elsewhere. No id,
+        # so its Last-Event-ID stays the last real event; retry: sets the delay.
+        closing = StreamClosing(reason="server shutting down", last_event_id=cursor)
+        yield ServerSentEvent(data=closing.data(), event=closing.TYPE.value, retry=1000)

@@ -1,11 +1,18 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncGenerator, Callable
+from typing import Any
 
 import grpc
 import pytest
 
-from services.gateway.resilience import CircuitBreaker, CircuitOpenError, call_with_retries
+from services.gateway.resilience import (
+    CircuitBreaker,
+    CircuitOpenError,
+    call_with_retries,
+    stream_with_retries,
+)
 
 
 class Clock:
@@ -97,3 +104,60 @@ def test_a_success_after_a_retry_returns_the_result() -> None:
     b = breaker(Clock())
     assert asyncio.run(call_with_retries(b, flaky, attempts=3, backoff_s=0.001)) == 42
     assert b.state == "closed"
+
+
+def stream_of(*outcomes: list[int] | grpc.aio.AioRpcError) -> tuple[Callable[[], Any], list[int]]:
+    """A stream opener: each call yields the next outcome's items, or raises it."""
+    opened: list[int] = []
+
+    def open_stream() -> AsyncGenerator[int, None]:
+        outcome = outcomes[len(opened)]
+        opened.append(1)
+
+        async def stream() -> AsyncGenerator[int, None]:
+            if isinstance(outcome, grpc.aio.AioRpcError):
+                raise outcome
+            for item in outcome:
+                yield item
+
+        return stream()
+
+    return open_stream, opened
+
+
+def drain(b: CircuitBreaker, open_stream: Callable[[], Any]) -> list[int]:
+    async def main() -> list[int]:
+        return [x async for x in stream_with_retries(b, open_stream, attempts=3, backoff_s=0)]
+
+    return asyncio.run(main())
+
+
+def test_a_stream_is_retried_before_its_first_message_and_records_the_success() -> None:
+    b = breaker(Clock())
+    open_stream, opened = stream_of(rpc_error(), [1, 2])
+    assert drain(b, open_stream) == [1, 2]
+    assert len(opened) == 2 and b.state == "closed"
+
+
+def test_a_stream_that_fails_after_a_message_is_not_retried() -> None:
+    b = breaker(Clock())
+
+    async def half() -> AsyncGenerator[int, None]:
+        yield 1
+        raise rpc_error()
+
+    opened: list[int] = []
+
+    def open_stream() -> AsyncGenerator[int, None]:
+        opened.append(1)
+        return half()
+
+    seen: list[int] = []
+
+    async def main() -> None:
+        async for x in stream_with_retries(b, open_stream, attempts=3, backoff_s=0):
+            seen.append(x)
+
+    with pytest.raises(grpc.aio.AioRpcError):
+        asyncio.run(main())
+    assert (seen, len(opened)) == ([1], 1)

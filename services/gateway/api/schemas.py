@@ -1,0 +1,66 @@
+"""The HTTP bodies of /v1: what a client sends and what the routes answer.
+
+The run record (GET /v1/runs/{id}) and its parts are the run's own types, in
+services/gateway/runs/models.py.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, StringConstraints
+
+from services.gateway.runs.models import Citation, Degradation, ErrorInfo, RunStatus, Source
+from services.gateway.runs.submit import Ask
+
+Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class RunRequest(BaseModel):
+    """A question for the knowledge base."""
+
+    model_config = {"extra": "forbid"}
+
+    question: Question = Field(
+        description="The user's question.", examples=["How do I resume a stream?"]
+    )
+    top_k: int | None = Field(
+        default=None, ge=1, le=20, description="Passages given to the generator (default 6)."
+    )
+    mode: Literal["hybrid", "sparse", "dense"] = Field(
+        default="hybrid", description="Retrieval mode."
+    )
+
+    def ask(self) -> Ask:
+        """The request in the run logic's terms."""
+        return Ask(question=self.question, top_k=self.top_k, mode=self.mode)
+
+
+class RunAccepted(BaseModel):
+    run_id: str
+    status: RunStatus
+    created_at_ms: int
+    run_url: str
+    events_url: str
+
+
+class CancelAccepted(BaseModel):
+    run_id: str
+    status: RunStatus = Field(description="The run's status when the cancel was requested.")
+    cancel_requested: bool = True
+
+
+class AskResponse(BaseModel):
+    run_id: str
+    answer: str
+    citations: list[Citation]
+    refused: bool
+    reason: str | None = Field(description="Why the answer was refused, when it was.")
+    sources: list[Source]
+    build_id: str | None
+    timings_ms: dict[str, float]
+    degraded: list[Degradation]
+
+
+class ErrorBody(BaseModel):
+    error: ErrorInfo

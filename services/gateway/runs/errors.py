@@ -1,0 +1,62 @@
+"""Why the run logic refuses a request, in its own terms; api/errors.py maps each to HTTP."""
+
+from __future__ import annotations
+
+
+class RunError(Exception):
+    """Base of the refusals a caller can act on."""
+
+
+class QuestionTooLong(RunError):
+    def __init__(self, length: int, limit: int) -> None:
+        super().__init__(f"question: {length} characters; the limit is {limit}")
+        self.length = length
+        self.limit = limit
+
+
+class InvalidIdempotencyKey(RunError):
+    def __init__(self, max_length: int) -> None:
+        super().__init__(f"Idempotency-Key must be 1-{max_length} characters")
+        self.max_length = max_length
+
+
+class IdempotencyConflict(RunError):
+    """The key was used before, with a different request."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"Idempotency-Key was already used for a different request (run {run_id})")
+        self.run_id = run_id
+
+
+class DependencyUnavailable(RunError):
+    """A breaker is open: a run accepted now would only fail."""
+
+    def __init__(self, reason: str, retry_after_s: float) -> None:
+        super().__init__(reason)
+        self.retry_after_s = retry_after_s
+
+
+class RunNotFound(RunError):
+    """No such run for this caller; another tenant's run is reported the same way."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"no run with id {run_id!r}")
+        self.run_id = run_id
+
+
+class RunAlreadyFinished(RunError):
+    def __init__(self, run_id: str, status: str) -> None:
+        super().__init__(f"run {run_id} has already {status}")
+        self.run_id = run_id
+        self.status = status
+
+
+class RunWaitTimedOut(RunError):
+    """A caller waited for the end of a run longer than it would."""
+
+    def __init__(self, run_id: str, waited_s: float) -> None:
+        super().__init__(
+            f"run {run_id} did not finish in {waited_s:g} s; read it later at /v1/runs/{run_id}"
+        )
+        self.run_id = run_id
+        self.waited_s = waited_s

@@ -1,0 +1,113 @@
+"""The run queue's consumer: takes runs from Redis, holds their leases, acks them when done.
+
+    XREADGROUP ragway:runs:queue ─▶ execute(run_id) ─▶ XACK
+        └─ lease: XCLAIM (touch) every lease/3 while it runs
+    XAUTOCLAIM entries idle longer than the lease: runs whose executor died
+
+Which run does what is the executor's business (runs/executor.py); this module
+only decides when a run starts, that a live run keeps its lease, and that a
+run is acknowledged once it finished (a crash leaves it pending for another).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
+
+from redis.exceptions import RedisError
+
+log = logging.getLogger(__name__)
+
+
+class QueueStore(Protocol):
+    async def ensure_queue(self) -> None: ...
+
+    async def next_runs(
+        self, consumer: str, count: int, block_ms: int
+    ) -> list[tuple[str, str]]: ...
+
+    async def reclaim(
+        self, consumer: str, min_idle_ms: int, count: int
+    ) -> list[tuple[str, str]]: ...
+
+    async def touch(self, consumer: str, entry_ids: Sequence[str]) -> None: ...
+
+    async def ack(self, entry_ids: Sequence[str]) -> None: ...
+
+
+class RunQueue:
+    def __init__(
+        self,
+        store: QueueStore,
+        execute: Callable[[str], Awaitable[None]],
+        *,
+        consumer: str,
+        concurrency: int,
+        lease_s: float,
+    ) -> None:
+        self._store = store
+        self._execute = execute
+        self._consumer = consumer
+        self._limit = concurrency
+        self._lease_s = lease_s
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Take runs from the queue until ``stop`` is set; then finish what was taken."""
+        lease_ms = int(self._lease_s * 1000)
+        loop = asyncio.get_running_loop()
+        next_reclaim = 0.0
+        queue_ready = False
+        while not stop.is_set():
+            if len(self._tasks) >= self._limit:
+                await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
+                continue
+            try:
+                if not queue_ready:
+                    await self._store.ensure_queue()
+                    queue_ready = True
+                entries: list[tuple[str, str]] = []
+                if loop.time() >= next_reclaim:
+                    # Runs whose executor died: any replica finishes them.
+                    entries = await self._store.reclaim(
+                        self._consumer, lease_ms, self._limit - len(self._tasks)
+                    )
+                    next_reclaim = loop.time() + self._lease_s / 3
+                    for _, run_id in entries:
+                        log.warning("reclaimed run", extra={"run_id": run_id})
+                if not entries:
+                    entries = await self._store.next_runs(
+                        self._consumer, count=self._limit - len(self._tasks), block_ms=500
+                    )
+            except (RedisError, OSError) as exc:  # Redis restarting: back off, retry
+                log.warning("queue read failed", extra={"error": str(exc)})
+                queue_ready = False
+                await asyncio.sleep(0.5)
+                continue
+            for entry_id, run_id in entries:
+                task = asyncio.create_task(self._execute_and_ack(entry_id, run_id))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+        if self._tasks:
+            await asyncio.wait(self._tasks)
+
+    async def _execute_and_ack(self, entry_id: str, run_id: str) -> None:
+        lease = asyncio.create_task(self._hold_lease(entry_id))
+        try:
+            await self._execute(run_id)
+            await self._store.ack([entry_id])
+        except Exception:  # the entry stays pending: another executor reclaims it
+            log.exception("run execution crashed", extra={"run_id": run_id})
+        finally:
+            lease.cancel()
+
+    async def _hold_lease(self, entry_id: str) -> None:
+        """Touch the queue entry well within the lease, so no replica steals a live run."""
+        while True:
+            await asyncio.sleep(self._lease_s / 3)
+            try:
+                await self._store.touch(self._consumer, [entry_id])
+            except (RedisError, OSError) as exc:
+                log.warning("lease heartbeat failed", extra={"error": str(exc)})

@@ -1,0 +1,249 @@
+"""Small in-memory stand-ins for the run store and the gRPC dependencies.
+
+They keep what the real ones keep (records, one event log per run, a cancel flag,
+idempotency keys) and nothing of Redis, so the executor and submit run in-process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from typing import Any
+
+import grpc
+
+from ragway.v1 import generator_pb2, retriever_pb2
+from services.gateway.runs.errors import IdempotencyConflict
+from services.gateway.runs.events import RunAcceptedEvent, RunEvent
+from services.gateway.runs.models import RunRecord, RunStatus, new_run_id, now_ms
+from services.gateway.runs.store import Created, Event
+
+
+class FakeStore:
+    def __init__(self) -> None:
+        self.records: dict[str, RunRecord] = {}
+        self.events: dict[str, list[Event]] = {}
+        self.cancelled: set[str] = set()
+        self._idem: dict[str, tuple[str, str]] = {}
+        self._seq = 0
+        # Called after each append: a test's hook into the run between its steps.
+        self.on_append: Callable[[str, RunEvent], None] = lambda run_id, event: None
+
+    async def create(
+        self,
+        record: RunRecord,
+        request_fingerprint: dict[str, Any],
+        idempotency_key: str | None,
+        idempotency_ttl_s: int,
+    ) -> Created:
+        fingerprint = json.dumps(request_fingerprint, sort_keys=True)
+        if idempotency_key is not None:
+            earlier = self._idem.get(f"{record.key_id}:{idempotency_key}")
+            if earlier is not None:
+                if earlier[1] != fingerprint:
+                    raise IdempotencyConflict(earlier[0])
+                return Created(run_id=earlier[0], created=False)
+            self._idem[f"{record.key_id}:{idempotency_key}"] = (record.id, fingerprint)
+        self.records[record.id] = record.model_copy(deep=True)
+        self._add(record.id, RunAcceptedEvent(run_id=record.id, question=record.question))
+        return Created(run_id=record.id, created=True)
+
+    async def get(self, run_id: str) -> RunRecord | None:
+        record = self.records.get(run_id)
+        return None if record is None else record.model_copy(deep=True)
+
+    async def save(self, record: RunRecord, *, ttl_s: int | None = None) -> None:
+        self.records[record.id] = record.model_copy(deep=True)
+
+    async def append(self, run_id: str, event: RunEvent) -> str:
+        event_id = self._add(run_id, event)
+        self.on_append(run_id, event)
+        return event_id
+
+    async def finish(
+        self, record: RunRecord, event: RunEvent, *, record_ttl_s: int, event_ttl_s: int
+    ) -> str:
+        self.records[record.id] = record.model_copy(deep=True)
+        return self._add(record.id, event)
+
+    async def last_event_type(self, run_id: str) -> str | None:
+        log = self.events.get(run_id)
+        return log[-1].type if log else None
+
+    async def request_cancel(self, run_id: str, ttl_s: int) -> None:
+        self.cancelled.add(run_id)
+
+    async def cancel_requested(self, run_id: str) -> bool:
+        return run_id in self.cancelled
+
+    async def read_events(
+        self, run_id: str, after: str, *, block_ms: int | None, count: int = 200
+    ) -> list[Event]:
+        key = _key(after)
+        return [e for e in self.events.get(run_id, []) if _key(e.id) > key][:count]
+
+    def types(self, run_id: str) -> list[str]:
+        return [e.type for e in self.events.get(run_id, [])]
+
+    def data(self, run_id: str, type_: str) -> list[dict[str, Any]]:
+        return [json.loads(e.data) for e in self.events.get(run_id, []) if e.type == type_]
+
+    def _add(self, run_id: str, event: RunEvent) -> str:
+        self._seq += 1
+        event_id = f"1700000000000-{self._seq}"
+        self.events.setdefault(run_id, []).append(Event(event_id, event.TYPE.value, event.data()))
+        return event_id
+
+
+def _key(event_id: str) -> tuple[int, int]:
+    ms, _, seq = event_id.partition("-")
+    return int(ms), int(seq)
+
+
+def queued_run(store: FakeStore, question: str = "How do I resume a stream?") -> RunRecord:
+    created = now_ms()
+    record = RunRecord(
+        id=new_run_id(),
+        status=RunStatus.QUEUED,
+        tenant="acme",
+        key_id="k1",
+        question=question,
+        top_k=3,
+        mode="hybrid",
+        created_at_ms=created,
+        updated_at_ms=created,
+    )
+    store.records[record.id] = record
+    store.events[record.id] = []
+    return record
+
+
+def rpc_error(code: grpc.StatusCode = grpc.StatusCode.UNAVAILABLE) -> grpc.aio.AioRpcError:
+    # The error grpc.aio raises when a call fails: the same class, not a stand-in.
+    error: grpc.aio.AioRpcError = grpc.aio.AioRpcError(
+        code, grpc.aio.Metadata(), grpc.aio.Metadata(), details="down"
+    )
+    return error
+
+
+def hit(n: int, text: str = "") -> retriever_pb2.SearchHit:
+    return retriever_pb2.SearchHit(
+        chunk_id=f"c{n}",
+        document_id=f"d{n}",
+        title=f"Doc {n}",
+        section="Intro",
+        url=f"https://kb/{n}",
+        version="1",
+        score=1.0 / n,
+        text=text or f"Passage {n} says something distinct about topic {n}.",
+    )
+
+
+def search_reply(
+    hits: int = 2, degraded: Sequence[tuple[str, str]] = ()
+) -> retriever_pb2.SearchResponse:
+    return retriever_pb2.SearchResponse(
+        build_id="build-1",
+        hits=[hit(n) for n in range(1, hits + 1)],
+        degraded=[retriever_pb2.Degradation(stage=s, reason=r) for s, r in degraded],
+        timings=[retriever_pb2.StageTiming(stage="sparse", ms=1.25)],
+    )
+
+
+def delta(text: str, index: int) -> generator_pb2.GenerateResponse:
+    return generator_pb2.GenerateResponse(delta=generator_pb2.TextDelta(text=text, index=index))
+
+
+def final(
+    answer: str, cited: Sequence[int], degraded: Sequence[tuple[str, str]] = ()
+) -> generator_pb2.GenerateResponse:
+    return generator_pb2.GenerateResponse(
+        final=generator_pb2.GenerateFinal(
+            answer=answer,
+            cited_passages=list(cited),
+            verdict=generator_pb2.GROUNDING_VERDICT_GROUNDED,
+            evidence_score=0.81234,
+            model="extractive-v1",
+            prompt_version="extractive-policy-1",
+            degraded=[generator_pb2.GeneratorDegradation(code=c, detail=d) for c, d in degraded],
+        )
+    )
+
+
+ANSWER = [delta("Resume with ", 0), delta("Last-Event-ID [1].", 1)]
+
+
+class FakeBackends:
+    """The executor's Backends: one search reply, and the generator's messages."""
+
+    def __init__(
+        self,
+        reply: retriever_pb2.SearchResponse | None = None,
+        messages: Sequence[generator_pb2.GenerateResponse] | None = None,
+    ) -> None:
+        self.reply = reply or search_reply()
+        self.messages = (
+            list(messages) if messages is not None else [*ANSWER, final("Resume with [1].", [1])]
+        )
+        self.requests: list[generator_pb2.GenerateRequest] = []
+        self.closed = False
+
+    async def search(
+        self, request: retriever_pb2.SearchRequest, timeout_s: float
+    ) -> retriever_pb2.SearchResponse:
+        return self.reply
+
+    def generate(
+        self, request: generator_pb2.GenerateRequest, timeout_s: float
+    ) -> AsyncGenerator[generator_pb2.GenerateResponse, None]:
+        self.requests.append(request)
+        return self._stream()
+
+    async def _stream(self) -> AsyncGenerator[generator_pb2.GenerateResponse, None]:
+        try:
+            for message in self.messages:
+                await asyncio.sleep(0)
+                yield message
+        finally:
+            self.closed = True
+
+
+class FakeCall:
+    """A grpc.aio server-stream call: messages, then maybe an error; records cancel()."""
+
+    def __init__(
+        self,
+        messages: Sequence[generator_pb2.GenerateResponse],
+        error: grpc.aio.AioRpcError | None = None,
+    ) -> None:
+        self._messages = list(messages)
+        self._error = error
+        self.cancelled = False
+
+    def __aiter__(self) -> AsyncIterator[generator_pb2.GenerateResponse]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[generator_pb2.GenerateResponse]:
+        for message in self._messages:
+            yield message
+        if self._error is not None:
+            raise self._error
+
+    def cancel(self) -> bool:
+        self.cancelled = True
+        return True
+
+
+class FakeGeneratorStub:
+    """Hands out the prepared calls in order, one per Generate."""
+
+    def __init__(self, calls: Sequence[FakeCall]) -> None:
+        self.calls = list(calls)
+        self.made: list[FakeCall] = []
+        self.breaker_state = ""  # the generator breaker's state after the run
+
+    def Generate(self, request: generator_pb2.GenerateRequest, timeout: float) -> FakeCall:
+        call = self.calls[len(self.made)]
+        self.made.append(call)
+        return call
