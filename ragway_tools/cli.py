@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import time
@@ -74,7 +75,12 @@ def up(
 ) -> None:
     """Start Redis, retriever, generator, gateway, ingest API and worker; load the demo KB."""
     from ragway_tools.demo import DEMO_KB
-    from ragway_tools.launcher import LaunchError, Stack, StackConfig
+    from ragway_tools.launcher import (
+        LaunchError,
+        Stack,
+        StackConfig,
+        ensure_llama_backend,
+    )
 
     started = time.monotonic()
     config = StackConfig(
@@ -87,6 +93,15 @@ def up(
         extra_env={"RAGWAY_GENERATOR_BACKEND": generator.value} if generator else {},
     )
     stack = Stack(config)
+    backend = generator.value if generator else os.environ.get("RAGWAY_GENERATOR_BACKEND")
+    try:
+        # Before anything starts: a missing backend is built, or fails at once.
+        if backend == GeneratorChoice.llama:
+            ensure_llama_backend(lambda line: console.print(line, markup=False, highlight=False))
+    except LaunchError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    started = time.monotonic()  # "ready in": the stack's start, not a first llama build
     # Both signals, explicitly: a shell starting us in the background ignores
     # SIGINT for its children, and Python would then never raise KeyboardInterrupt.
     signal.signal(signal.SIGTERM, _raise_stop)

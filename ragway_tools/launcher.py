@@ -10,6 +10,7 @@ and where its log is. ``Stack`` is used by ``ragway up`` and by the tests alike.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import signal
 import socket
@@ -25,6 +26,8 @@ import grpc
 import httpx
 import redis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from ragway_tools import llm_build
 
 
 class LaunchError(RuntimeError):
@@ -122,6 +125,24 @@ def valkey_binary() -> Path:
     if not path.is_file():
         raise LaunchError(f"valkey-server binary missing at {path}: reinstall with 'make install'")
     return path
+
+
+def ensure_llama_backend(echo: Callable[[str], None] = print) -> None:
+    """The 'llama' generator needs llama-cpp-python, which the default install leaves out:
+    build and install it now (minutes, once per wheelhouse), or say how to."""
+    if importlib.util.find_spec("llama_cpp") is not None:
+        return
+    echo(
+        "The 'llama' generator needs llama-cpp-python, which is not installed: building it "
+        "now (compiles llama.cpp once, ~5-9 min on 2 cores; later installs reuse the wheel)."
+    )
+    try:
+        llm_build.install(echo=echo)
+    except llm_build.LLMBuildError as exc:
+        raise LaunchError(
+            f"{exc}\nInstall the llama backend with '{llm_build.INSTALL_COMMAND}', "
+            "then run 'ragway up --generator llama' again."
+        ) from None
 
 
 class Stack:
@@ -316,9 +337,15 @@ class Stack:
         part = self.part(name)
         while time.monotonic() < deadline:
             if part.process.poll() is not None:
+                # A llama.cpp built for another CPU: say so rather than "status -4".
+                hint = (
+                    f"\n{llm_build.crash_message(signal.SIGILL)}"
+                    if part.process.returncode == -signal.SIGILL
+                    else ""
+                )
                 raise LaunchError(
                     f"the {name} exited with status {part.process.returncode} while starting:\n"
-                    f"{tail(part.log_path)}\n(full log: {part.log_path})"
+                    f"{tail(part.log_path)}\n(full log: {part.log_path}){hint}"
                 )
             with contextlib.suppress(Exception):
                 if probe():
