@@ -25,9 +25,12 @@ from typing import Any
 import grpc
 import httpx
 import redis
+import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from pydantic import ValidationError
 
 from ragway_tools import llm_build
+from services.gateway.auth import KeyEntry, KeyFile
 
 
 class LaunchError(RuntimeError):
@@ -127,6 +130,23 @@ def valkey_binary() -> Path:
     return path
 
 
+def load_api_keys(path: Path) -> list[KeyEntry]:
+    """The key file the gateway will read, checked now: a bad one fails before any part starts."""
+    if not path.is_file():
+        raise LaunchError(f"API key file {path} not found (see config/api-keys.yaml)")
+    try:
+        keys = KeyFile.model_validate(yaml.safe_load(path.read_text())).keys
+    except (yaml.YAMLError, ValidationError) as exc:
+        raise LaunchError(
+            f"API key file {path} is not valid (format: config/api-keys.yaml):\n{exc}"
+        ) from None
+    if not keys:
+        raise LaunchError(f"API key file {path} lists no keys (format: config/api-keys.yaml)")
+    if len({k.sha256 for k in keys}) != len(keys):
+        raise LaunchError(f"API key file {path}: two entries share the same sha256")
+    return keys
+
+
 def ensure_llama_backend(echo: Callable[[str], None] = print) -> None:
     """The 'llama' generator needs llama-cpp-python, which the default install leaves out:
     build and install it now (minutes, once per wheelhouse), or say how to."""
@@ -163,10 +183,7 @@ class Stack:
         ):
             check_port_free(c.host, port, what, flag)
         valkey_binary()
-        if not c.api_keys_file.is_file():
-            raise LaunchError(
-                f"API key file {c.api_keys_file} not found (see config/api-keys.yaml)"
-            )
+        load_api_keys(c.api_keys_file)
 
     def start_backends(self) -> None:
         """Redis, retriever and generator: everything the gateway depends on."""
