@@ -237,7 +237,7 @@ def _smoke_child() -> None:
     if tokens < 1:
         raise SystemExit(f"{model.name} decoded no tokens")
     text = out["choices"][0]["text"]
-    say(f"{model.name} decoded {tokens} tokens: {SMOKE_PROMPT}{text!s}")
+    say(f"{model.name} decoded {tokens} tokens: {SMOKE_PROMPT!r} -> {text!r}")
 
 
 def _closure(extras: set[str]) -> set[str]:
