@@ -45,7 +45,7 @@ $(STAMP): pyproject.toml requirements.lock $(NODEPS)
 .PHONY: install
 install: $(STAMP) ## Create .venv with the pinned dependencies, no compiling (done by the other targets)
 
-# llama-cpp-python comes as source only: compiled once per wheelhouse (C++, ~5-9 min
+# llama-cpp-python comes as source only: compiled once per wheelhouse (C++, ~11 min
 # on 2 cores) for baseline x86-64 (AVX2/FMA/F16C, no AVX-512/AMX), never for this
 # CPU only, into $(WHEELHOUSE)/<flavour>/; later installs take that wheel. Then a
 # smoke check decodes a few tokens (ragway_tools/llm_build.py has the flags).
@@ -54,7 +54,7 @@ $(LLM_STAMP): $(STAMP) $(LLM_LOCK) ragway_tools/llm_build.py
 	touch $(LLM_STAMP)
 
 .PHONY: install-llm
-install-llm: $(LLM_STAMP) ## Add the 'llama' generator backend: compiles llama.cpp once (~5-9 min), smoke-checks it
+install-llm: $(LLM_STAMP) ## Add the 'llama' generator backend: compiles llama.cpp once (~11 min), smoke-checks it
 
 .PHONY: up
 up: $(STAMP) ## Start Redis, retriever, generator, gateway, ingest API and worker on loopback, load the demo KB (ARGS="--port 8080")

@@ -154,7 +154,7 @@ def ensure_llama_backend(echo: Callable[[str], None] = print) -> None:
         return
     echo(
         "The 'llama' generator needs llama-cpp-python, which is not installed: building it "
-        "now (compiles llama.cpp once, ~5-9 min on 2 cores; later installs reuse the wheel)."
+        "now (compiles llama.cpp once, ~11 min on 2 cores; later installs reuse the wheel)."
     )
     try:
         llm_build.install(echo=echo)

