@@ -10,8 +10,11 @@ WHEELHOUSE ?= $(HOME)/.cache/ragway/wheels
 PROTOS := $(wildcard proto/ragway/v1/*.proto)
 # Packages installed without their declared dependencies (see the file).
 NODEPS := requirements-nodeps.lock
-# llama-cpp-python publishes no wheels: the wheel built here goes into the wheelhouse.
-LLAMA_CPP := $(shell sed -n 's/^llama[-_]cpp[-_]python==//p' requirements.lock)
+# The 'llama' generator backend (llama-cpp-python, compiled from source) is not
+# part of the default install: `make install-llm` (or `ragway up --generator llama`)
+# adds it; `make test` needs it for the LLM tests.
+LLM_LOCK  := requirements-llm.lock
+LLM_STAMP := $(VENV)/.installed-llm
 
 # Thread pools set deliberately: numpy's BLAS pool and onnxruntime/torch each
 # start one thread per core and oversubscribe a small machine (INFRA.md).
@@ -34,26 +37,32 @@ $(STAMP): pyproject.toml requirements.lock $(NODEPS)
 	# (pip's HTTP cache does not help: the registry here marks responses no-store.)
 	$(BIN)/python -m pip download --quiet --dest $(WHEELHOUSE) -r requirements.lock
 	$(BIN)/python -m pip download --quiet --no-deps --dest $(WHEELHOUSE) -r $(NODEPS)
-	# llama-cpp-python comes as source only: compile it once per machine (C++,
-	# minutes on 2 cores) into the wheelhouse; later installs take the wheel.
-	compgen -G '$(WHEELHOUSE)/llama_cpp_python-$(LLAMA_CPP)-*.whl' >/dev/null \
-	  || nice -n 10 $(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir $(WHEELHOUSE) \
-	       $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_CPP).tar.gz
 	$(BIN)/python -m pip install --quiet --no-index --find-links $(WHEELHOUSE) -r requirements.lock
 	$(BIN)/python -m pip install --quiet --no-index --no-deps --find-links $(WHEELHOUSE) -r $(NODEPS)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 .PHONY: install
-install: $(STAMP) ## Create .venv with the pinned dependencies (done by the other targets)
+install: $(STAMP) ## Create .venv with the pinned dependencies, no compiling (done by the other targets)
+
+# llama-cpp-python comes as source only: compiled once per wheelhouse (C++, ~11 min
+# on 2 cores) for baseline x86-64 (AVX2/FMA/F16C, no AVX-512/AMX), never for this
+# CPU only, into $(WHEELHOUSE)/<flavour>/; later installs take that wheel. Then a
+# smoke check decodes a few tokens (ragway_tools/llm_build.py has the flags).
+$(LLM_STAMP): $(STAMP) $(LLM_LOCK) ragway_tools/llm_build.py
+	WHEELHOUSE=$(WHEELHOUSE) $(BIN)/python -m ragway_tools.llm_build install
+	touch $(LLM_STAMP)
+
+.PHONY: install-llm
+install-llm: $(LLM_STAMP) ## Add the 'llama' generator backend: compiles llama.cpp once (~11 min), smoke-checks it
 
 .PHONY: up
 up: $(STAMP) ## Start Redis, retriever, generator, gateway, ingest API and worker on loopback, load the demo KB (ARGS="--port 8080")
 	$(BIN)/ragway up $(ARGS)
 
 .PHONY: test
-test: $(STAMP) browser ## Run every test: unit, integration on real processes, the page in Chromium
-	$(BIN)/python -m pytest
+test: $(LLM_STAMP) browser ## Run every test: unit, integration on real processes (LLM included), the page in Chromium
+	RAGWAY_TEST_REQUIRE_LLM=1 $(BIN)/python -m pytest
 
 .PHONY: browser
 browser: ## Install Debian's Chromium for the browser tests when missing (root + apt)
@@ -165,12 +174,13 @@ openapi: $(STAMP) ## Write the gateway's OpenAPI spec to docs/openapi.json
 	$(BIN)/ragway openapi --output docs/openapi.json
 
 .PHONY: lock
-lock: ## Re-resolve requirements.lock from pyproject.toml (needs the registry)
+lock: ## Re-resolve requirements.lock + requirements-llm.lock from pyproject.toml (needs the registry)
 	rm -rf /tmp/ragway-lock && $(PYTHON) -m venv /tmp/ragway-lock
 	/tmp/ragway-lock/bin/pip install --quiet -e '.[dev,llm]'
-	{ echo '# Every package, pinned: resolved from pyproject.toml ([dev,llm] included) by `make lock`.'; \
-	  /tmp/ragway-lock/bin/pip freeze --exclude-editable | grep -v '^-e '; \
-	  /tmp/ragway-lock/bin/pip freeze --all | grep '^setuptools=='; } > requirements.lock
+	# One resolution of [dev,llm], split: the llm extra's own packages go to $(LLM_LOCK).
+	{ /tmp/ragway-lock/bin/pip freeze --exclude-editable | grep -v '^-e '; \
+	  /tmp/ragway-lock/bin/pip freeze --all | grep '^setuptools=='; } > /tmp/ragway-lock/frozen.txt
+	/tmp/ragway-lock/bin/python -m ragway_tools.llm_build split-lock /tmp/ragway-lock/frozen.txt
 
 .PHONY: clean
 clean: ## Remove run data (var/) and caches; keeps .venv

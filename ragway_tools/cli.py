@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import time
@@ -64,6 +65,13 @@ def up(
     ingest_port: Annotated[int, typer.Option(help="Ingest webhook API port")] = 7103,
     data_dir: Annotated[Path, typer.Option(help="Redis AOF, indexes and logs")] = Path("var"),
     kb: Annotated[list[Path] | None, typer.Option(help="Knowledge folders to load")] = None,
+    api_keys: Annotated[
+        Path | None,
+        typer.Option(
+            help="API key file for the gateway (format: config/api-keys.yaml); "
+            "default config/api-keys.yaml with the demo keys"
+        ),
+    ] = None,
     generator: Annotated[
         GeneratorChoice | None,
         typer.Option(
@@ -74,7 +82,13 @@ def up(
 ) -> None:
     """Start Redis, retriever, generator, gateway, ingest API and worker; load the demo KB."""
     from ragway_tools.demo import DEMO_KB
-    from ragway_tools.launcher import LaunchError, Stack, StackConfig
+    from ragway_tools.launcher import (
+        LaunchError,
+        Stack,
+        StackConfig,
+        ensure_llama_backend,
+        load_api_keys,
+    )
 
     started = time.monotonic()
     config = StackConfig(
@@ -85,8 +99,19 @@ def up(
         gateway_port=port,
         ingest_port=ingest_port,
         extra_env={"RAGWAY_GENERATOR_BACKEND": generator.value} if generator else {},
+        api_keys_file=api_keys or StackConfig.api_keys_file,
     )
     stack = Stack(config)
+    backend = generator.value if generator else os.environ.get("RAGWAY_GENERATOR_BACKEND")
+    try:
+        # Before anything starts: a bad key file or a missing backend fails at once.
+        keys = load_api_keys(config.api_keys_file)
+        if backend == GeneratorChoice.llama:
+            ensure_llama_backend(lambda line: console.print(line, markup=False, highlight=False))
+    except LaunchError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    started = time.monotonic()  # "ready in": the stack's start, not a first llama build
     # Both signals, explicitly: a shell starting us in the background ignores
     # SIGINT for its children, and Python would then never raise KeyboardInterrupt.
     signal.signal(signal.SIGTERM, _raise_stop)
@@ -102,8 +127,12 @@ def up(
         console.print(f"\n[bold green]ragway is ready[/] in {ready_s:.1f} s")
         console.print(f"  Open [bold]{config.gateway_url}/[/] and ask a question.")
         console.print(f"  API docs: {config.gateway_url}/docs   Logs: {stack.logs_dir}/")
-        for key, groups in DEMO_KEYS.items():
-            console.print(f"  Demo API key [cyan]{key}[/] (tenant demo; groups {groups})")
+        if api_keys is None:
+            for key, groups in DEMO_KEYS.items():
+                console.print(f"  Demo API key [cyan]{key}[/] (tenant demo; groups {groups})")
+        else:
+            ids = ", ".join(k.id for k in keys)
+            console.print(f"  API keys from {config.api_keys_file}: {ids}")
         console.print(
             f"  Webhooks: POST {config.ingest_url}/v1/webhooks/documents "
             f"(demo secret {config.webhook_secret}; docs/ingestion.md)"

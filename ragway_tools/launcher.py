@@ -10,6 +10,7 @@ and where its log is. ``Stack`` is used by ``ragway up`` and by the tests alike.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import signal
 import socket
@@ -24,7 +25,12 @@ from typing import Any
 import grpc
 import httpx
 import redis
+import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from pydantic import ValidationError
+
+from ragway_tools import llm_build
+from services.gateway.auth import KeyEntry, KeyFile
 
 
 class LaunchError(RuntimeError):
@@ -124,6 +130,41 @@ def valkey_binary() -> Path:
     return path
 
 
+def load_api_keys(path: Path) -> list[KeyEntry]:
+    """The key file the gateway will read, checked now: a bad one fails before any part starts."""
+    if not path.is_file():
+        raise LaunchError(f"API key file {path} not found (see config/api-keys.yaml)")
+    try:
+        keys = KeyFile.model_validate(yaml.safe_load(path.read_text())).keys
+    except (yaml.YAMLError, ValidationError) as exc:
+        raise LaunchError(
+            f"API key file {path} is not valid (format: config/api-keys.yaml):\n{exc}"
+        ) from None
+    if not keys:
+        raise LaunchError(f"API key file {path} lists no keys (format: config/api-keys.yaml)")
+    if len({k.sha256 for k in keys}) != len(keys):
+        raise LaunchError(f"API key file {path}: two entries share the same sha256")
+    return keys
+
+
+def ensure_llama_backend(echo: Callable[[str], None] = print) -> None:
+    """The 'llama' generator needs llama-cpp-python, which the default install leaves out:
+    build and install it now (minutes, once per wheelhouse), or say how to."""
+    if importlib.util.find_spec("llama_cpp") is not None:
+        return
+    echo(
+        "The 'llama' generator needs llama-cpp-python, which is not installed: building it "
+        "now (compiles llama.cpp once, ~11 min on 2 cores; later installs reuse the wheel)."
+    )
+    try:
+        llm_build.install(echo=echo)
+    except llm_build.LLMBuildError as exc:
+        raise LaunchError(
+            f"{exc}\nInstall the llama backend with '{llm_build.INSTALL_COMMAND}', "
+            "then run 'ragway up --generator llama' again."
+        ) from None
+
+
 class Stack:
     def __init__(self, config: StackConfig) -> None:
         self.config = config
@@ -142,10 +183,7 @@ class Stack:
         ):
             check_port_free(c.host, port, what, flag)
         valkey_binary()
-        if not c.api_keys_file.is_file():
-            raise LaunchError(
-                f"API key file {c.api_keys_file} not found (see config/api-keys.yaml)"
-            )
+        load_api_keys(c.api_keys_file)
 
     def start_backends(self) -> None:
         """Redis, retriever and generator: everything the gateway depends on."""
@@ -316,9 +354,15 @@ class Stack:
         part = self.part(name)
         while time.monotonic() < deadline:
             if part.process.poll() is not None:
+                # A llama.cpp built for another CPU: say so rather than "status -4".
+                hint = (
+                    f"\n{llm_build.crash_message(signal.SIGILL)}"
+                    if part.process.returncode == -signal.SIGILL
+                    else ""
+                )
                 raise LaunchError(
                     f"the {name} exited with status {part.process.returncode} while starting:\n"
-                    f"{tail(part.log_path)}\n(full log: {part.log_path})"
+                    f"{tail(part.log_path)}\n(full log: {part.log_path}){hint}"
                 )
             with contextlib.suppress(Exception):
                 if probe():

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
+import signal
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from ragway_tools.launcher import LaunchError, Stack, StackConfig
@@ -85,3 +92,91 @@ def test_a_second_ctrl_c_while_stopping_still_stops_everything_cleanly(tmp_path:
     assert "All parts stopped." in out, out
     assert "Traceback" not in out, out
     assert proc.returncode == 0
+
+
+def _ragway_up(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    """``ragway up`` on free ports with ``extra`` flags; returns it and the gateway URL."""
+    from ragway_tools.launcher import free_port
+
+    ports = [str(free_port()) for _ in range(5)]
+    flags = ["--port", "--redis-port", "--retriever-port", "--generator-port", "--ingest-port"]
+    args = [a for pair in zip(flags, ports, strict=True) for a in pair]
+    proc = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "ragway"),
+            "up",
+            *args,
+            "--data-dir",
+            str(tmp_path),
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=os.environ | {"COLUMNS": "200"},
+    )
+    return proc, f"http://127.0.0.1:{ports[0]}"
+
+
+def test_up_with_an_own_key_file_authenticates_its_keys_and_not_the_demo_keys(
+    tmp_path: Path,
+) -> None:
+    keys = tmp_path / "my-keys.yaml"
+    keys.write_text(
+        "keys:\n"
+        "  - id: mine\n"
+        f"    sha256: {hashlib.sha256(b'my-own-key').hexdigest()}\n"
+        "    tenant: demo\n"
+        "    groups: [public]\n"
+    )
+    proc, url = _ragway_up(tmp_path / "var", "--api-keys", str(keys))
+    assert proc.stdout is not None
+    lines = []
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if "Press Ctrl-C to stop" in line:
+                break
+        else:
+            pytest.fail("ragway up never became ready:\n" + "".join(lines))
+        out = "".join(lines)
+        assert f"API keys from {keys}: mine" in out, out
+        assert "rgw-demo-public-key" not in out, out  # not offered: it would not work
+        question = {"question": "How do I rotate an API key?"}
+        mine = httpx.post(
+            f"{url}/v1/ask", json=question, headers={"Authorization": "Bearer my-own-key"}
+        )
+        assert mine.status_code == 200, mine.text
+        assert mine.json()["run_id"], mine.text
+        demo = httpx.post(
+            f"{url}/v1/ask", json=question, headers={"Authorization": "Bearer rgw-demo-public-key"}
+        )
+        assert demo.status_code == 401, demo.text
+        assert demo.json()["error"]["code"] == "invalid_api_key", demo.text
+    finally:
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=120)
+    assert "All parts stopped." in rest, rest
+    assert proc.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, r"API key file .*missing\.yaml not found"),
+        ("keys: [", r"API key file .*bad\.yaml is not valid"),
+        ("keys:\n  - id: x\n    sha256: nothex\n", r"(?s)bad\.yaml is not valid.*sha256"),
+    ],
+)
+def test_up_rejects_a_missing_or_invalid_key_file_before_starting_anything(
+    tmp_path: Path, content: str | None, message: str
+) -> None:
+    keys = tmp_path / ("missing.yaml" if content is None else "bad.yaml")
+    if content is not None:
+        keys.write_text(content)
+    proc, _ = _ragway_up(tmp_path / "var", "--api-keys", str(keys))
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out
+    assert re.search(message, " ".join(out.split())), out
+    assert "Traceback" not in out, out
+    assert not (tmp_path / "var" / "logs").exists()  # nothing was started
