@@ -100,12 +100,16 @@ bench-retrieval: $(STAMP) ## SciFact validation: every mode, + the trained reran
 	$(BIN)/ragway eval retrieval --dataset $(SCIFACT) --split validation --reranker "$$r"
 
 .PHONY: eval-answers
-eval-answers: $(STAMP) ## The demo QA set through the API: correctness, faithfulness, citations
+eval-answers: $(STAMP) ## The demo and help-centre QA sets through the API (tuning and held-out parts)
 	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml
+	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-heldout.yaml
 
 .PHONY: eval-gate
-eval-gate: $(STAMP) ## What CI blocks on: demo QA answers + retrieval on the fixture set, gated
+eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture retrieval, gated
 	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml --output var/eval/gate/answers
+	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-tuning.yaml --output var/eval/gate/helpcentre-tuning
+	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-heldout.yaml --output var/eval/gate/helpcentre-heldout
 	$(BIN)/ragway eval retrieval --dataset tests/fixtures/beir-tiny --split all \
 	  --output var/eval/gate/retrieval
 	$(BIN)/ragway eval gate --config eval/gates.yaml

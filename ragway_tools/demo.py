@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ragway.kb import Defaults, discover, parse_document
@@ -20,13 +20,25 @@ DEMO_KB = (ROOT / "docs", ROOT / "kb/demo")
 
 
 @contextlib.contextmanager
-def demo_stack(extra_env: dict[str, str] | None = None) -> Iterator[Stack]:
-    """Start Redis, retriever, generator, load the demo KB, start the gateway; stop on exit."""
+def demo_stack(
+    extra_env: dict[str, str] | None = None,
+    *,
+    kb: Sequence[Path] = (),
+    api_keys: Path | None = None,
+) -> Iterator[Stack]:
+    """Start Redis, retriever, generator, load a KB (the demo's by default), start the gateway.
+
+    Everything stops on exit. ``kb`` and ``api_keys`` run the same stack on another
+    knowledge base and key file (an evaluation set's own).
+    """
     with tempfile.TemporaryDirectory(prefix="ragway-demo-") as tmp:
-        stack = Stack(StackConfig.on_free_ports(Path(tmp), extra_env=dict(extra_env or {})))
+        keys = {"api_keys_file": api_keys} if api_keys is not None else {}
+        config = StackConfig.on_free_ports(Path(tmp), extra_env=dict(extra_env or {}), **keys)
+        stack = Stack(config)
         try:
             stack.start_backends()
-            docs = [parse_document(p, r, Defaults()) for p, r in discover(list(DEMO_KB))]
+            folders = list(kb) or list(DEMO_KB)
+            docs = [parse_document(p, r, Defaults()) for p, r in discover(folders)]
             load_documents(stack.config.retriever_addr, docs)
             stack.start_gateway()
             yield stack

@@ -196,7 +196,7 @@ def answers(
     try:
         with progress_bar() as progress:
             start = progress.add_task("starting", total=None)
-            with open_gateway(gateway) as (url, _):
+            with open_gateway(gateway, qa=qa_set) as (url, _):
                 progress.remove_task(start)
                 task = progress.add_task("questions", total=len(qa_set.items))
                 scores = ask_all(url, qa_set, on_item=lambda: progress.advance(task))
@@ -220,6 +220,7 @@ def answers(
                 "correct": s.correct,
                 "faithful": s.faithful,
                 "verdict": s.verdict,
+                "leaked": s.leaked,
                 "cited_documents": s.cited_documents,
                 "unsupported": s.unsupported,
                 "unsupported_numbers": s.unsupported_numbers,
@@ -294,6 +295,10 @@ def debug(
     ] = None,
     keys_file: Annotated[Path, typer.Option(help="API key file")] = Path("config/api-keys.yaml"),
     depth: Annotated[int, typer.Option(min=1, max=100, help="Candidates shown per stage")] = 8,
+    qa: Annotated[
+        Path | None,
+        typer.Option(help="Serve this QA set's knowledge base and keys in the private stack"),
+    ] = None,
 ) -> None:
     """Every stage for one question: candidates, fusion, rerank, context, answer, citations."""
     from ragway_tools.commands.debug_view import show
@@ -304,7 +309,10 @@ def debug(
     if (gateway is None) != (retriever is None):
         raise fail("give both --gateway and --retriever, or neither (private demo stack)")
     try:
-        with open_gateway(gateway) as (url, stack):
+        qa_set = _qa(qa) if qa is not None else None
+        if qa_set is not None and qa_set.api_keys is not None:
+            keys_file = qa_set.api_keys
+        with open_gateway(gateway, qa=qa_set) as (url, stack):
             addr = retriever or stack.config.retriever_addr
             report = trace(
                 question, gateway_url=url, retriever=addr, key=key, keys_file=keys_file, depth=depth

@@ -25,14 +25,22 @@ class AskError(RuntimeError):
 
 
 @contextlib.contextmanager
-def gateway(url: str | None, extra_env: dict[str, str] | None = None) -> Iterator[Any]:
-    """Yield (url, stack-or-None): the given gateway, or a private demo stack's."""
+def gateway(
+    url: str | None, extra_env: dict[str, str] | None = None, qa: QASet | None = None
+) -> Iterator[Any]:
+    """Yield (url, stack-or-None): the given gateway, or a private stack's.
+
+    The private stack serves the QA set's own knowledge base and keys when it
+    names them, the demo knowledge base otherwise.
+    """
     if url is not None:
         yield url, None
         return
     from ragway_tools.demo import demo_stack
 
-    with demo_stack(extra_env) as stack:
+    kb = qa.knowledge_base if qa is not None else ()
+    keys = qa.api_keys if qa is not None else None
+    with demo_stack(extra_env, kb=kb, api_keys=keys) as stack:
         yield stack.config.gateway_url, stack
 
 
@@ -111,7 +119,7 @@ def sweep(
     from ragway_tools.demo import demo_stack
 
     points = []
-    with demo_stack() as stack:
+    with demo_stack(kb=qa.knowledge_base, api_keys=qa.api_keys) as stack:
         for threshold in thresholds:
             stack.config.extra_env["RAGWAY_MIN_SUPPORT"] = f"{threshold:.4f}"
             stack.kill("generator", signal.SIGTERM)

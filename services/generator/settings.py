@@ -20,7 +20,7 @@ class GeneratorSettings(ServiceSettings):
     generator_backend: Literal["extractive", "openai", "llama"] = "extractive"
     # Evidence threshold of the extractive backend: under it, the answer is a
     # refusal. Chosen on the demo QA set (docs/generation.md).
-    min_support: float = Field(default=0.44, ge=0.0, le=1.0)
+    min_support: float = Field(default=0.40, ge=0.0, le=1.0)
     max_sentences: int = Field(default=3, ge=1, le=10)
     default_max_output_tokens: int = Field(default=256, ge=16, le=4096)
     max_passages: int = Field(default=50, ge=1, le=200)

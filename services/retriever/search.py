@@ -3,6 +3,11 @@
     query ─┬─ embed ▸ dense search ─┐
            └─ sparse search ────────┴─ RRF ▸ rerank (top rerank_depth) ▸ top_k
 
+A question with several parts ("How many seats does Business include and how
+long is the trash kept?", ``ragway.question.parts``) is also searched part by
+part, and every part's lists join the fusion: each part's best passages reach
+the context even when the parts live in different documents.
+
 Stages run in a thread pool (the engines release the GIL). A stage that misses
 its deadline is dropped, not awaited: dense late → sparse only, sparse late →
 dense only, reranker late → fused order. Each drop is reported as a
@@ -20,6 +25,7 @@ from enum import StrEnum
 from typing import TypeVar
 
 from ragway.embedding import Embedder
+from ragway.question import parts
 from services.retriever.catalog import Build
 from services.retriever.fusion import reciprocal_rank_fusion
 from services.retriever.model import AccessScope, Candidate, ChunkRecord
@@ -111,21 +117,38 @@ class HybridSearcher:
 
             return run
 
-        def dense_path() -> list[Candidate]:
-            vector = timed("embed", lambda: self._embedder.embed([query])[0])()
-            return timed("dense", lambda: build.dense.search(vector.tolist(), scope, depth))()
+        def dense_path(text: str, stage: str) -> Callable[[], list[Candidate]]:
+            def run() -> list[Candidate]:
+                vector = timed(f"embed{stage}", lambda: self._embedder.embed([text])[0])()
+                return timed(
+                    f"dense{stage}", lambda: build.dense.search(vector.tolist(), scope, depth)
+                )()
+
+            return run
+
+        def sparse_path(text: str, stage: str) -> Callable[[], list[Candidate]]:
+            return timed(f"sparse{stage}", lambda: build.sparse.search(text, scope, depth))
+
+        # The whole question, then each of its parts when it has several.
+        queries = [("", query)]
+        question_parts = parts(query)
+        if len(question_parts) > 1:
+            queries += [(f".part{n}", p.text) for n, p in enumerate(question_parts, start=1)]
 
         # Retrieval may use 60 % of the budget; the rest is the reranker's.
         retrieval_deadline = started + 0.6 * options.budget_ms / 1000
         lists: dict[str, list[Candidate]] = {}
         pending: dict[str, asyncio.Future[list[Candidate]]] = {}
         loop = asyncio.get_running_loop()
-        if options.mode in (Mode.HYBRID, Mode.SPARSE):
-            pending["sparse"] = loop.run_in_executor(
-                self._executor, timed("sparse", lambda: build.sparse.search(query, scope, depth))
-            )
-        if options.mode in (Mode.HYBRID, Mode.DENSE):
-            pending["dense"] = loop.run_in_executor(self._executor, dense_path)
+        for stage, text in queries:
+            if options.mode in (Mode.HYBRID, Mode.SPARSE):
+                pending[f"sparse{stage}"] = loop.run_in_executor(
+                    self._executor, sparse_path(text, stage)
+                )
+            if options.mode in (Mode.HYBRID, Mode.DENSE):
+                pending[f"dense{stage}"] = loop.run_in_executor(
+                    self._executor, dense_path(text, stage)
+                )
         for name, fut in pending.items():
             try:
                 lists[name] = await asyncio.wait_for(

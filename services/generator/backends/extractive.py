@@ -1,34 +1,44 @@
-"""The default generator: answers with sentences copied from the numbered passages.
+"""The default generator: answers with answer units copied from the numbered passages.
 
 It cannot invent a fact or a number, because every word it emits is a passage's.
-For each sentence of each passage it measures *support* for the question:
+Each passage is read into *answer units* (``services/generator/units.py``): a
+sentence, a list item with its lead-in, a table row with its header cells and
+row key, a code line. The question is split into its parts and each part's
+kind of answer is recognised (``services/generator/question.py``). For each unit
+and part it measures *support*:
 
-    support = w_sem * cos(question, heading + sentence) + (1 - w_sem) * coverage
+    support = w_sem * cos(part, heading + context + unit) + (1 - w_sem) * coverage
+              + type_weight * (1 if the unit holds the asked kind of value else -1)
 
-where coverage is the share of the question's content terms that the sentence
-(with its heading) contains, each term weighted by how rare it is among the
-retrieved passages: a term every passage has ("ragway") says nothing about which
-one answers, and a term no passage has ("Windows", "price") is a part of the
-question the evidence does not address. It refuses when the best support is
-under ``min_support``; otherwise it answers with the best sentence and up to
-``max_sentences - 1`` others close to it, in passage order, each followed by its
-citation ``[n]``. The default threshold is calibrated in docs/generation.md.
+where coverage is the share of the part's content terms that the unit (with its
+heading and context) contains, each term weighted by how rare it is among the
+retrieved passages: a term every passage has says nothing about which one
+answers, and a term no passage has ("Windows", "price") is a part of the
+question the evidence does not address. It refuses when no part's best support
+reaches ``min_support``; otherwise each answerable part is answered with its best
+unit (and up to ``max_sentences - 1`` others close to it for a single-part
+question), each followed by its citation ``[n]``. A table row answers with its
+key and the cells the question asks about, in the row's own words. The default
+threshold is calibrated on the tuning half of the help-centre QA set
+(docs/generation.md).
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from ragway.embedding import Embedder
-from ragway.text import content_terms, split_sentences, words
+from ragway.question import AnswerType, QuestionPart, holds, parts
+from ragway.text import content_terms, words
 from services.generator.backends.base import (
     Delta,
     Final,
@@ -38,21 +48,45 @@ from services.generator.backends.base import (
     RefusalReason,
     Verdict,
 )
+from services.generator.units import Unit, units
 
-MODEL = "extractive-v1"
-POLICY_VERSION = "extractive-policy-1"
+MODEL = "extractive-v2"
+# How much less support a second or third part of a question needs (see select).
+MULTI_PART_SLACK = 0.05
+_AFTER = re.compile(r"\b(?:after|next|then)\b", re.I)
+_ORDINAL_WORDS: tuple[str, ...] = ("first", "second", "third", "fourth", "fifth")
+_ORDINAL_WORDS += ("sixth", "seventh", "eighth", "ninth", "tenth")
+_ORDINALS = {w: n for n, w in enumerate(_ORDINAL_WORDS, start=1)}
+_ORDINAL = re.compile(
+    r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d{1,2})(?:st|nd|rd|th)?"
+    r"\s+step\b|\bstep\s+(\d{1,2})\b",
+    re.I,
+)
+_ITEM_NUMBER = re.compile(r"^\d{1,3}[.)]\s+")
+# Items a lead-in ("The following roles can export data:") is answered with.
+MAX_LISTED_ITEMS = 8
+POLICY_VERSION = "extractive-policy-2"
 
 
 @dataclass(frozen=True, slots=True)
 class ExtractiveConfig:
-    min_support: float = 0.44
+    min_support: float = 0.40
     semantic_weight: float = 0.7
     max_sentences: int = 3
-    # A second sentence must be nearly as good as the best to join the answer.
+    # A second unit must be nearly as good as the best to join the answer.
     relative_cutoff: float = 0.85
-    min_words: int = 4
+    min_words: int = 3
     words_per_delta: int = 4
-    # ~1.5 KB per cached sentence vector: 20k sentences ≈ 30 MB.
+    # How much holding (or lacking) the asked kind of value moves a unit's support.
+    type_weight: float = 0.06
+    # How much a table row gains when the question names its row key ("Starter"),
+    # and loses when the question names another row of the same table.
+    key_weight: float = 0.06
+    # Support lost per unit of the question's (rarity-weighted) terms that no
+    # retrieved passage contains, even misspelt: "the Premium plan" when no
+    # passage knows a Premium plan is a question the evidence does not answer.
+    missing_weight: float = 0.15
+    # ~1.5 KB per cached unit vector: 20k units ≈ 30 MB.
     cache_sentences: int = 20_000
 
     def __post_init__(self) -> None:
@@ -62,14 +96,24 @@ class ExtractiveConfig:
             raise ValueError(f"semantic_weight must be in [0, 1], got {self.semantic_weight}")
         if self.max_sentences < 1:
             raise ValueError(f"max_sentences must be >= 1, got {self.max_sentences}")
+        for name in ("type_weight", "key_weight", "missing_weight"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {value}")
 
 
 @dataclass(frozen=True, slots=True)
-class ScoredSentence:
+class ScoredUnit:
     passage: Passage
     position: int
-    text: str
+    text: str  # what the answer quotes for this part (a row: its key and the asked cells)
     support: float
+    unit: Unit | None = None
+    part: int = 0  # which part of the question it answers
+
+
+# The name the LLM backends and older callers use.
+ScoredSentence = ScoredUnit
 
 
 class ExtractiveGenerator:
@@ -80,46 +124,93 @@ class ExtractiveGenerator:
         self._config = config or ExtractiveConfig()
         self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._units: OrderedDict[str, list[Unit]] = OrderedDict()
 
     @property
     def min_support(self) -> float:
         return self._config.min_support
 
-    def score(self, question: str, passages: Sequence[Passage]) -> list[ScoredSentence]:
-        """Every candidate sentence with its support, best first."""
-        candidates = [
-            (p, i, s)
-            for p in passages
-            for i, s in enumerate(split_sentences(p.text))
-            if len(words(s)) >= self._config.min_words
-        ]
+    def _passage_units(self, p: Passage) -> list[Unit]:
+        key = p.text
+        with self._cache_lock:
+            found = self._units.get(key)
+        if found is None:
+            found = [
+                u
+                for u in units(p.text)
+                if len(words(u.text)) >= self._config.min_words or u.kind == "row"
+            ]
+            with self._cache_lock:
+                self._units[key] = found
+                while len(self._units) > 2_000:
+                    self._units.popitem(last=False)
+        return found
+
+    def score(self, question: str, passages: Sequence[Passage]) -> list[ScoredUnit]:
+        """Every candidate unit with its support for each question part, best first."""
+        candidates = [(p, u) for p in passages for u in self._passage_units(p)]
         if not candidates:
             return []
-        q_terms = content_terms(question)
-        weights = _term_weights(q_terms, passages)
-        total_weight = sum(weights.values())
-        # A sentence is embedded with its heading: "Resuming a stream: Reconnect
-        # with the header…" matches "how do I resume a stream?" far better.
-        question_vector = self._embedder.embed([question])[0]
-        sentence_vectors = self._sentence_vectors(
-            [f"{p.section or p.title}: {s}" for p, _, s in candidates]
-        )
-        cosines = sentence_vectors @ question_vector
-        w = self._config.semantic_weight
-        scored = []
-        for (p, i, s), cos in zip(candidates, cosines, strict=True):
-            context_terms = content_terms(f"{p.title} {p.section} {s}")
-            covered = sum(weights[t] for t in q_terms & context_terms)
-            coverage = covered / total_weight if total_weight else 0.0
-            support = w * float(np.clip(cos, 0.0, 1.0)) + (1 - w) * coverage
-            scored.append(ScoredSentence(p, i, s, support))
-        scored.sort(key=lambda x: (-x.support, x.passage.number, x.position))
+        question_parts = parts(question)
+        # A unit is embedded with its heading and context: "Resuming a stream:
+        # Reconnect with the header…" matches "how do I resume a stream?" far better.
+        unit_vectors = self._sentence_vectors([_embedding_text(p, u) for p, u in candidates])
+        part_vectors = self._embedder.embed([q.text for q in question_parts])
+        passage_terms = [content_terms(f"{p.title} {p.section} {p.text}") for p in passages]
+        vocabulary = set().union(*passage_terms)
+        row_keys = {
+            p.number: [content_terms(u.key) for u in self._passage_units(p) if u.kind == "row"]
+            for p in passages
+        }
+        cfg = self._config
+        w = cfg.semantic_weight
+        scored: list[ScoredUnit] = []
+        for n, part in enumerate(question_parts):
+            q_terms = content_terms(part.text)
+            weights = _term_weights(q_terms, passage_terms)
+            total_weight = sum(weights.values())
+            missing = sum(weights[t] for t in q_terms if not _known(t, vocabulary))
+            missing_share = missing / total_weight if total_weight else 0.0
+            cosines = unit_vectors @ part_vectors[n]
+            quotes = [_quote(u, q_terms, part) for _, u in candidates]
+            # A row answers with the cells asked about: it is also read that way,
+            # so "Business — Max members: 2,000" is not drowned by its other cells.
+            focused = {
+                i: f"{p.section or p.title}: {quotes[i]}"
+                for i, (p, u) in enumerate(candidates)
+                if u.kind == "row" and quotes[i] != u.text
+            }
+            if focused:
+                vectors = self._sentence_vectors(list(focused.values()))
+                for i, vector in zip(focused, vectors, strict=True):
+                    cosines[i] = max(cosines[i], float(vector @ part_vectors[n]))
+            ordinal = _ordinal(part.text)
+            for (p, u), cos, text in zip(candidates, cosines, quotes, strict=True):
+                context_terms = content_terms(f"{p.title} {p.section} {u.context} {u.text}")
+                covered = sum(weights[t] for t in q_terms & context_terms)
+                coverage = covered / total_weight if total_weight else 0.0
+                support = w * float(np.clip(cos, 0.0, 1.0)) + (1 - w) * coverage
+                support -= cfg.missing_weight * missing_share
+                if ordinal is not None and u.kind == "item" and _item_number(u) == ordinal:
+                    support += cfg.key_weight
+                if part.answer_type not in (AnswerType.ANY, AnswerType.NAME):
+                    sign = 1.0 if holds(text, part.answer_type) else -1.0
+                    support += sign * cfg.type_weight
+                if u.kind == "row":
+                    key = content_terms(u.key)
+                    if key and key & q_terms:
+                        support += cfg.key_weight
+                    elif any(k & q_terms for k in row_keys[p.number]):
+                        support -= cfg.key_weight
+                support = float(np.clip(support, 0.0, 1.0))
+                scored.append(ScoredUnit(p, u.position, text, support, u, n))
+        scored.sort(key=lambda x: (-x.support, x.passage.number, x.position, x.part))
         return scored
 
     def _sentence_vectors(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        """Embeddings of passage sentences, through a bounded LRU cache.
+        """Embeddings of passage units, through a bounded LRU cache.
 
-        Embedding every sentence of every passage is most of this backend's
+        Embedding every unit of every passage is most of this backend's
         cost, and popular passages come back question after question.
         """
         with self._cache_lock:
@@ -142,23 +233,74 @@ class ExtractiveGenerator:
                 vectors.append(vector)
         return np.vstack(vectors)
 
-    def select(self, scored: list[ScoredSentence], max_output_tokens: int) -> list[ScoredSentence]:
-        best = scored[0].support
-        chosen: list[ScoredSentence] = []
+    def select(self, scored: list[ScoredUnit], max_output_tokens: int) -> list[ScoredUnit]:
+        """The units of the answer: each answerable part's best, in passage order.
+
+        A single-part question may take up to ``max_sentences`` units close to the
+        best one; a multi-part question takes the best unit of each part that
+        reaches ``min_support`` (a part that does not is left unanswered rather
+        than answered with something loosely related).
+        """
+        if not scored:
+            return []
+        n_parts = max(s.part for s in scored) + 1
+        chosen: list[ScoredUnit] = []
         budget = max_output_tokens
-        for s in scored:
-            if len(chosen) == self._config.max_sentences:
-                break
-            if s.support < max(self._config.min_support, self._config.relative_cutoff * best):
-                break
-            if any(_near_duplicate(s.text, c.text) for c in chosen):
+        per_part = self._config.max_sentences if n_parts == 1 else 1
+        # Once one part of the question is answered, the others need a little less:
+        # the question as a whole is known to be about this knowledge base.
+        floor = self._config.min_support
+        for part in range(n_parts):
+            ranked = [s for s in scored if s.part == part]
+            if not ranked or ranked[0].support < floor:
                 continue
-            cost = len(words(s.text)) + 2
-            if chosen and cost > budget:
-                continue
-            chosen.append(s)
-            budget -= cost
+            if n_parts > 1:
+                floor = self._config.min_support - MULTI_PART_SLACK
+            best = ranked[0].support
+            taken = 0
+            for s in ranked:
+                if taken == per_part:
+                    break
+                if s.support < max(floor, self._config.relative_cutoff * best):
+                    break
+                if any(_same_unit(s, c) or _near_duplicate(s.text, c.text) for c in chosen):
+                    if taken == 0:
+                        taken = 1  # the part is answered by a unit already chosen
+                    continue
+                cost = len(words(s.text)) + 2
+                if chosen and cost > budget:
+                    continue
+                chosen.append(s)
+                budget -= cost
+                taken += 1
         return sorted(chosen, key=lambda s: (s.passage.number, s.position))
+
+    def _complete(self, chosen: ScoredUnit, question: str) -> ScoredUnit:
+        """A unit that only makes sense with its neighbours, completed from the passage.
+
+        A lead-in ("The following roles can export data:") is answered with its
+        items; a step asked about as "what do I do after X" with the step after X.
+        """
+        unit = chosen.unit
+        if unit is None:
+            return chosen
+        siblings = self._passage_units(chosen.passage)
+        if unit.kind == "sentence" and unit.text.endswith(":"):
+            items = [
+                _unnumbered(u.text) for u in siblings if u.kind == "item" and u.key == unit.text
+            ]
+            if items:
+                listed = "; ".join(items[:MAX_LISTED_ITEMS])
+                return replace(chosen, text=f"{unit.text} {listed}")
+        if unit.kind == "item" and _AFTER.search(question):
+            following = [
+                u
+                for u in siblings
+                if u.kind == "item" and u.key == unit.key and u.position > unit.position
+            ]
+            if following:
+                return replace(chosen, text=f"{chosen.text} {_unnumbered(following[0].text)}")
+        return chosen
 
     async def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
         if not request.passages:
@@ -172,9 +314,9 @@ class ExtractiveGenerator:
             yield event
 
     async def answer(
-        self, request: GenerationRequest, scored: list[ScoredSentence]
+        self, request: GenerationRequest, scored: list[ScoredUnit]
     ) -> AsyncIterator[GenerationEvent]:
-        """The answer from sentences already scored (LLM backends fall back to this)."""
+        """The answer from units already scored (LLM backends fall back to this)."""
         if not request.passages:
             yield _refusal(
                 RefusalReason.NO_EVIDENCE, "No passage in the knowledge base matched the question."
@@ -184,16 +326,19 @@ class ExtractiveGenerator:
         if best < self._config.min_support:
             yield _refusal(
                 RefusalReason.WEAK_EVIDENCE,
-                f"The closest passages do not answer the question "
-                f"(support {best:.3f} < {self._config.min_support:.3f}).",
+                "The knowledge base has no passage that answers this question "
+                f"(best support {best:.3f} < {self._config.min_support:.3f}).",
                 best,
             )
             return
-        chosen = self.select(scored, request.max_output_tokens)
+        chosen = [
+            self._complete(u, request.question)
+            for u in self.select(scored, request.max_output_tokens)
+        ]
         index = 0
         pieces: list[str] = []
-        for n, sentence in enumerate(chosen):
-            text = ("" if n == 0 else " ") + f"{sentence.text} [{sentence.passage.number}]"
+        for n, unit in enumerate(chosen):
+            text = ("" if n == 0 else " ") + f"{_sentence(unit.text)} [{unit.passage.number}]"
             for chunk in _word_chunks(text, self._config.words_per_delta):
                 pieces.append(chunk)
                 yield Delta(text=chunk, index=index)
@@ -209,6 +354,45 @@ class ExtractiveGenerator:
         )
 
 
+def _embedding_text(p: Passage, u: Unit) -> str:
+    head = p.section or p.title
+    if u.kind == "sentence":
+        return f"{head}: {u.text}"
+    return f"{head}: {u.context} {u.text}".strip()
+
+
+def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:
+    """What the answer says for this unit: the unit, or a row's key and the asked cells."""
+    if u.kind == "row":
+        asked = [
+            i
+            for i, (header, _) in enumerate(u.cells)
+            if i > 0 and header and content_terms(header) & q_terms
+        ]
+        if not asked and part.answer_type not in (AnswerType.ANY, AnswerType.NAME):
+            asked = [
+                i for i, (_, cell) in enumerate(u.cells) if i > 0 and holds(cell, part.answer_type)
+            ]
+        # A transposed table (features as rows, plans as columns): the column
+        # header is the entity ("Business"), the row key the attribute.
+        return u.row_text(asked or None)
+    if u.kind == "item" and u.key and len(words(u.key)) <= 25:
+        return f"{u.key} {u.text}"
+    if u.kind == "code" and u.key:
+        return f"{u.key} {u.text}"
+    return u.text
+
+
+def _sentence(text: str) -> str:
+    """A unit ends like a sentence before its citation."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?", ":")) else text + "."
+
+
+def _same_unit(a: ScoredUnit, b: ScoredUnit) -> bool:
+    return a.passage.number == b.passage.number and a.position == b.position
+
+
 def _refusal(reason: RefusalReason, detail: str, evidence: float = 0.0) -> Final:
     return Final(
         answer="",
@@ -221,11 +405,52 @@ def _refusal(reason: RefusalReason, detail: str, evidence: float = 0.0) -> Final
     )
 
 
-def _term_weights(terms: set[str], passages: Sequence[Passage]) -> dict[str, float]:
+def _term_weights(terms: set[str], passage_terms: Sequence[set[str]]) -> dict[str, float]:
     """IDF of each question term over the retrieved passages (smoothed, always > 0)."""
-    passage_terms = [content_terms(f"{p.title} {p.section} {p.text}") for p in passages]
     n = len(passage_terms)
     return {t: math.log(1 + (n + 1) / (sum(t in pt for pt in passage_terms) + 1)) for t in terms}
+
+
+def _unnumbered(item: str) -> str:
+    """An item without its list number: joined into a sentence, "5." would read as a value."""
+    return _ITEM_NUMBER.sub("", item)
+
+
+def _ordinal(question: str) -> int | None:
+    """The step a question asks for by its number ("the third step", "step 3")."""
+    m = _ORDINAL.search(question)
+    if m is None:
+        return None
+    word = (m.group(1) or m.group(2)).lower()
+    return _ORDINALS.get(word) or (int(word) if word.isdigit() else None)
+
+
+def _item_number(unit: Unit) -> int | None:
+    head = unit.text.split(" ", 1)[0]
+    return int(head[:-1]) if head[:-1].isdigit() and head[-1:] in ".)" else None
+
+
+def _known(term: str, vocabulary: set[str]) -> bool:
+    """The term, or a spelling one or two edits away, is in some retrieved passage."""
+    if term in vocabulary or term.isdigit():
+        return True
+    if len(term) < 4:
+        return False
+    budget = 1 if len(term) < 7 else 2
+    return any(abs(len(v) - len(term)) <= budget and _within(term, v, budget) for v in vocabulary)
+
+
+def _within(a: str, b: str, budget: int) -> bool:
+    """Levenshtein distance of a and b is at most ``budget`` (banded dynamic programme)."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, start=1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+        if min(current) > budget:
+            return False
+        previous = current
+    return previous[-1] <= budget
 
 
 def _near_duplicate(a: str, b: str) -> bool:

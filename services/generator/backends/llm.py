@@ -49,7 +49,7 @@ from services.generator.backends.base import (
     Verdict,
 )
 from services.generator.backends.chat import ChatChunk, ChatModel, LLMError
-from services.generator.backends.extractive import ExtractiveGenerator, ScoredSentence
+from services.generator.backends.extractive import ExtractiveGenerator, ScoredUnit
 from services.generator.grounding import SentenceSplitter, attribute, check_sentence
 from services.generator.prompts import PromptTemplate
 
@@ -135,7 +135,7 @@ class _Run:
         self,
         owner: LLMGenerator,
         request: GenerationRequest,
-        scored: list[ScoredSentence],
+        scored: list[ScoredUnit],
         best: float,
     ) -> None:
         self.gen = owner

@@ -1,0 +1,201 @@
+"""What a question asks for: its parts, and the kind of value each part wants.
+
+Used by the retriever (a multi-part question is searched part by part) and by the
+extractive selection (and the LLM backends' evidence gate) to prefer
+the unit that holds the asked value: "how long" wants a duration, "how many" a
+count, "which port" a port number, "is there / can I" a yes-or-no statement.
+The rules are deliberately small and readable: they match how people phrase
+help-centre questions, not a particular knowledge base.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class AnswerType(StrEnum):
+    DURATION = "duration"
+    NUMBER = "number"  # a count or a limit
+    PERCENT = "percent"
+    AMOUNT = "amount"  # money
+    SIZE = "size"  # storage, file size
+    PORT = "port"
+    DATE = "date"
+    SETTING = "setting"  # a command, config key, environment variable, code
+    NAME = "name"  # a role, a plan, a menu, a person
+    YES_NO = "yes_no"
+    ANY = "any"
+
+
+_UNIT_DURATION = (
+    r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|business days?)"
+)
+_VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
+    AnswerType.DURATION: re.compile(
+        rf"\b(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|"
+        rf"fifteen|twenty|thirty|sixty|ninety)[\s-]*{_UNIT_DURATION}\b",
+        re.I,
+    ),
+    AnswerType.PERCENT: re.compile(r"\d[\d,.]*\s*(?:%|percent\b)", re.I),
+    AnswerType.AMOUNT: re.compile(
+        r"[$€£¥]\s?\d|\d[\d,.]*\s?(?:USD|EUR|GBP|dollars?|euros?|pounds?)\b", re.I
+    ),
+    AnswerType.SIZE: re.compile(r"\d[\d,.]*\s?(?:[KMGTP]i?B|bytes?|gigabytes?|terabytes?)\b", re.I),
+    AnswerType.PORT: re.compile(r"\bport\b[^.]{0,20}\b\d{2,5}\b|:\d{2,5}\b|\b\d{4,5}\b", re.I),
+    AnswerType.DATE: re.compile(
+        r"\b(?:\d{4}-\d{2}-\d{2}|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+        r"\s+\d{1,2}|\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|"
+        r"(?:19|20)\d{2})\b",
+        re.I,
+    ),
+    AnswerType.SETTING: re.compile(
+        r"`[^`]+`|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[a-z]+(?:[._-][a-z0-9]+){1,}\b|"
+        r"\b[A-Z]{2,}-\d{2,}\b|--[a-z][\w-]*",
+    ),
+    AnswerType.NUMBER: re.compile(r"\d|\b(?:unlimited|one|two|three|four|five|ten)\b", re.I),
+    AnswerType.YES_NO: re.compile(
+        r"\b(?:yes|no|not|cannot|can't|only|must|never|always|can|is|are|supports?|"
+        r"available|included|allowed)\b",
+        re.I,
+    ),
+}
+
+
+def _any(*alternatives: str) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b", re.I)
+
+
+# (pattern on the question, answer type): the first that matches wins.
+_QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
+    (_any(r"how (?:long|soon|often|frequently)"), AnswerType.DURATION),
+    (
+        _any(r"(?:how many|number of)\s+(?:days|hours|minutes|seconds|weeks|months|years)"),
+        AnswerType.DURATION,
+    ),
+    (
+        _any(
+            "retention",
+            "retain(?:ed)?",
+            "kept",
+            "expire[sd]?",
+            "expiry",
+            "time ?out",
+            "grace period",
+            "trial",
+        ),
+        AnswerType.DURATION,
+    ),
+    (_any("percent", "percentage", "discount", "uptime", "sla"), AnswerType.PERCENT),
+    (
+        _any(
+            "price",
+            "prices",
+            "cost",
+            "costs",
+            "fee",
+            "fees",
+            "charged?",
+            "how much .* pay",
+            "per seat",
+            "per user",
+            "per month",
+        ),
+        AnswerType.AMOUNT,
+    ),
+    (
+        _any("storage", "disk", "upload", "file size", "attachments?", "quota", "space"),
+        AnswerType.SIZE,
+    ),
+    (_any("port"), AnswerType.PORT),
+    (_any("what date", "which date", "since when", "deadline", "date"), AnswerType.DATE),
+    (
+        _any(
+            "command",
+            "setting",
+            r"config(?:uration)? key",
+            "variable",
+            "env",
+            "flag",
+            "parameter",
+            "error code",
+            r"code(?!\s+word)",
+            "header",
+            "endpoint",
+            "url",
+        ),
+        AnswerType.SETTING,
+    ),
+    (
+        _any(
+            "how many",
+            "how much",
+            "maximum",
+            "max",
+            "minimum",
+            "min",
+            "limits?",
+            "up to",
+            "number of",
+            "at most",
+            "at least",
+            "rate limit",
+        ),
+        AnswerType.NUMBER,
+    ),
+    (
+        re.compile(r"^(?:is|are|can|could|does|do|did|will|should|may|has|have)\b", re.I),
+        AnswerType.YES_NO,
+    ),
+    (
+        _any("who", r"which (?:role|plan|team|person|group|menu|tab|page|option|button)s?"),
+        AnswerType.NAME,
+    ),
+]
+
+_PART_SPLIT = re.compile(
+    r"\?\s+(?=\S)|;\s+|,?\s+(?:and|also|plus)\s+(?=(?:how|what|which|when|where|who|why|is|are|"
+    r"can|could|does|do|did|will|should|may|has|have|whether)\b)",
+    re.I,
+)
+_QUESTION_WORD = re.compile(
+    r"\b(?:how|what|which|when|where|who|why|is|are|can|does|do|will|should|whether)\b", re.I
+)
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionPart:
+    text: str
+    answer_type: AnswerType
+
+
+def answer_type(question: str) -> AnswerType:
+    for pattern, kind in _QUESTION_RULES:
+        if pattern.search(question):
+            return kind
+    return AnswerType.ANY
+
+
+def parts(question: str) -> list[QuestionPart]:
+    """The question split into the parts a user expects each to be answered.
+
+    Only a split whose pieces each look like a question of their own counts;
+    "Can I export and delete my data?" stays whole, "How many seats does
+    Business include and how long are deleted files kept?" is two parts.
+    """
+    pieces = [p.strip(" ?,;") for p in _PART_SPLIT.split(question.strip())]
+    pieces = [p for p in pieces if p]
+    if len(pieces) > 1 and all(_QUESTION_WORD.search(p) and len(p.split()) >= 3 for p in pieces):
+        return [QuestionPart(p, answer_type(p)) for p in pieces[:3]]
+    return [QuestionPart(question.strip(), answer_type(question))]
+
+
+def holds(text: str, kind: AnswerType) -> bool:
+    """Whether ``text`` contains a value of the kind asked for."""
+    if kind is AnswerType.ANY or kind is AnswerType.NAME:
+        return True
+    pattern = _VALUE_PATTERNS[kind]
+    if kind is AnswerType.NUMBER:
+        return bool(pattern.search(text))
+    return bool(pattern.search(text))

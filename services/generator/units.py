@@ -1,0 +1,245 @@
+"""Answer units: the pieces of a passage that can stand on their own as an answer.
+
+A passage is a chunk of Markdown (ragway/chunking.py keeps tables as ``| a | b |``
+rows, lists as ``- item`` lines, and paragraphs as their source lines, often
+hard-wrapped). Splitting it into lines and sentences loses what makes a piece
+mean something: a table row without its header is "| Business | $12 | 100 GB |",
+a step without its lead-in is "Click Save.", half of a wrapped sentence is no
+sentence at all. So the passage is read back into blocks first, and every unit
+carries the context it needs:
+
+- a **sentence** of a paragraph or a note (wrapped lines joined first);
+- a **list item** with its lead-in (the sentence before the list, usually ending
+  in ":") and, for a nested item, its parent item;
+- a **table row** with its header cells and its row key (the first cell);
+- a **code line** with its lead-in (commands, config keys).
+
+``text`` is what an answer may quote: the unit's own words, Markdown emphasis and
+link syntax removed, nothing added that is not in the passage. A row answer may
+name only some of its cells (``row_text``), still only the row's own words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+UnitKind = Literal["sentence", "item", "row", "code"]
+
+_TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$")
+_LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$")
+_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
+_QUOTE = re.compile(r"^\s*>\s?")
+_FENCE = re.compile(r"^\s*(```+|~~~+)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[`*_A-Z0-9])")
+# Abbreviations after which a period does not end a sentence.
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|incl|no|min|max|sec|Inc|Ltd|Dr|Mr|Ms)\.)$"
+)
+
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_ITALIC = re.compile(r"(?<![\w*])([*_])(?=\S)(.+?)(?<=\S)\1(?![\w*])")
+_CODE = re.compile(r"`([^`]+)`")
+_HTML_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
+
+
+def plain(text: str) -> str:
+    """Markdown inline syntax removed: what a person reads, not what the source says.
+
+    ``**10 codes**`` → ``10 codes``, ``[the console](https://…)`` → ``the console``,
+    ``\u0060sso.enforce\u0060`` → ``sso.enforce``. The words and numbers stay exactly
+    as written, so the grounding checks still find every one in the passage.
+    """
+    text = _LINK.sub(r"\1", text)
+    text = _CODE.sub(r"\1", text)
+    for _ in range(2):  # nested emphasis: ***x*** or **_x_**
+        text = _EMPHASIS.sub(r"\2", text)
+        text = _ITALIC.sub(r"\2", text)
+    text = _HTML_TAG.sub("", text)
+    text = text.replace("\\|", "|")
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    kind: UnitKind
+    position: int  # order within the passage
+    text: str  # what an answer quotes (plain, the unit's own words)
+    context: str = ""  # lead-in, parent item or header line: read with the unit, not quoted
+    key: str = ""  # a row's first cell, an item's lead-in
+    cells: tuple[tuple[str, str], ...] = field(default=())  # a row's (header, cell) pairs
+
+    def row_text(self, columns: Sequence[int] | None = None) -> str:
+        """A row as a sentence of its own cells: ``Business — Storage: 100 GB; Price: $12``.
+
+        ``columns`` (indexes into ``cells``, the key column excluded) keeps only
+        the cells that answer the question; the key always leads.
+        """
+        if self.kind != "row":
+            return self.text
+        rest = [
+            (h, c)
+            for i, (h, c) in enumerate(self.cells)
+            if i > 0 and (columns is None or i in columns)
+        ]
+        parts = [f"{h}: {c}" if h else c for h, c in rest if c]
+        return f"{self.key} — " + "; ".join(parts) if parts else self.key
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of one paragraph (already joined), abbreviations kept whole."""
+    pieces: list[str] = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        head = text[start : m.start()].rstrip()
+        if _ABBREVIATION.search(text[: m.start()].rstrip()):
+            continue
+        if head:
+            pieces.append(text[start : m.start()].strip())
+        start = m.end()
+    tail = text[start:].strip()
+    if tail:
+        pieces.append(tail)
+    return [p for p in pieces if p]
+
+
+def _cells(line: str) -> list[str]:
+    body = line.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|") and not body.endswith("\\|"):
+        body = body[:-1]
+    cells = re.split(r"(?<!\\)\|", body)
+    return [plain(c) for c in cells]
+
+
+def units(text: str) -> list[Unit]:
+    """The answer units of one passage, in reading order."""
+    out: list[Unit] = []
+    blocks = _blocks(text)
+    lead_in = ""
+    for kind, lines in blocks:
+        if kind == "heading":
+            lead_in = ""
+            continue
+        if kind == "paragraph" or kind == "quote":
+            joined = plain(" ".join(_QUOTE.sub("", ln).strip() for ln in lines))
+            sentences = split_sentences(joined)
+            for s in sentences:
+                out.append(Unit("sentence", len(out), s))
+            lead_in = sentences[-1] if sentences else ""
+        elif kind == "list":
+            _list_units(lines, lead_in, out)
+            lead_in = ""
+        elif kind == "table":
+            _table_units(lines, lead_in, out)
+            lead_in = ""
+        elif kind == "code":
+            for ln in lines:
+                line = ln.strip()
+                if line and not line.startswith("#"):
+                    out.append(Unit("code", len(out), line, context=lead_in, key=lead_in))
+            lead_in = ""
+    return out
+
+
+def _blocks(text: str) -> list[tuple[str, list[str]]]:
+    """Lines grouped into (kind, lines): heading, paragraph, quote, list, table, code."""
+    blocks: list[tuple[str, list[str]]] = []
+    current: tuple[str, list[str]] | None = None
+    in_code = False
+
+    def close() -> None:
+        nonlocal current
+        if current is not None and current[1]:
+            blocks.append(current)
+        current = None
+
+    for raw in text.splitlines():
+        if _FENCE.match(raw):
+            if in_code:
+                close()
+                in_code = False
+            else:
+                close()
+                in_code = True
+                current = ("code", [])
+            continue
+        if in_code:
+            assert current is not None
+            current[1].append(raw)
+            continue
+        line = raw.rstrip()
+        if not line.strip():
+            close()
+            continue
+        stripped = line.strip()
+        heading = _HEADING.match(stripped)
+        if heading:
+            close()
+            blocks.append(("heading", [heading.group(1)]))
+            continue
+        if stripped.startswith("|"):
+            kind = "table"
+        elif _QUOTE.match(line):
+            kind = "quote"
+        elif _LIST_ITEM.match(line):
+            kind = "list"
+        elif current is not None and current[0] == "list" and raw[:1].isspace():
+            kind = "list"  # an item's continuation line
+        else:
+            kind = "paragraph"
+        if current is not None and current[0] == "list" and kind == "paragraph":
+            # A wrapped item continues without indentation in many sources.
+            kind = "list"
+        if current is None or current[0] != kind:
+            close()
+            current = (kind, [])
+        current[1].append(line)
+    close()
+    return blocks
+
+
+def _list_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
+    items: list[tuple[int, str, str]] = []  # (indent, marker, text)
+    for line in lines:
+        m = _LIST_ITEM.match(line)
+        if m:
+            items.append((len(m.group(1).expandtabs(4)), m.group(2), m.group(3).strip()))
+        elif items:
+            indent, marker, text = items[-1]
+            items[-1] = (indent, marker, f"{text} {line.strip()}")
+    parents: list[tuple[int, str]] = []
+    for indent, marker, raw in items:
+        while parents and parents[-1][0] >= indent:
+            parents.pop()
+        text = plain(raw)
+        enumerated = f"{marker} {text}" if marker[0].isdigit() else text
+        context = " ".join([lead_in, *(p for _, p in parents)]).strip()
+        out.append(Unit("item", len(out), enumerated, context=context, key=lead_in))
+        parents.append((indent, text))
+
+
+def _table_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
+    rows = [ln for ln in lines if not _TABLE_SEPARATOR.match(ln.strip())]
+    has_header = len(lines) > 1 and bool(_TABLE_SEPARATOR.match(lines[1].strip()))
+    if not rows:
+        return
+    header = _cells(rows[0]) if has_header else []
+    body = rows[1:] if has_header else rows
+    header_line = " | ".join(h for h in header if h)
+    context = f"{lead_in} {header_line}".strip()
+    for line in body:
+        cells = _cells(line)
+        if not any(cells):
+            continue
+        names = header + [""] * (len(cells) - len(header))
+        pairs = tuple(zip(names, cells, strict=False))
+        key = cells[0]
+        unit = Unit("row", len(out), "", context=context, key=key, cells=pairs)
+        out.append(
+            Unit("row", unit.position, unit.row_text(), context=context, key=key, cells=pairs)
+        )

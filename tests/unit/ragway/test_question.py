@@ -1,0 +1,46 @@
+"""Question analysis: parts of a multi-part question and the kind of value each asks for."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragway.question import AnswerType, answer_type, holds, parts
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("How long are deleted files kept?", AnswerType.DURATION),
+        ("how many days of message history on free", AnswerType.DURATION),
+        ("What does the Business plan cost per seat?", AnswerType.AMOUNT),
+        ("How much storage do I get on Starter?", AnswerType.SIZE),
+        ("Which port does the desktop proxy use?", AnswerType.PORT),
+        ("What is the maximum number of huddle participants?", AnswerType.NUMBER),
+        ("Can guests create channels?", AnswerType.YES_NO),
+        ("Which role can export data?", AnswerType.NAME),
+        ("Tell me about huddles", AnswerType.ANY),
+    ],
+)
+def test_the_kind_of_value_a_question_asks_for(question: str, kind: AnswerType) -> None:
+    assert answer_type(question) is kind
+
+
+def test_a_question_with_two_questions_in_it_has_two_parts() -> None:
+    found = parts("How many seats does Business include and how long are deleted files kept?")
+    assert [p.text for p in found] == [
+        "How many seats does Business include",
+        "how long are deleted files kept",
+    ]
+    assert found[1].answer_type is AnswerType.DURATION
+
+
+def test_a_single_question_with_and_in_it_stays_whole() -> None:
+    assert len(parts("Can I export and delete my data?")) == 1
+    assert len(parts("What are the storage and member limits on Starter?")) == 1
+
+
+def test_holds_recognises_values() -> None:
+    assert holds("Deleted files stay for 30 days.", AnswerType.DURATION)
+    assert not holds("Deleted files stay in the trash.", AnswerType.DURATION)
+    assert holds("Business — Price per seat: $11.75", AnswerType.AMOUNT)
+    assert holds("Storage: 100 GB per seat", AnswerType.SIZE)

@@ -1,0 +1,70 @@
+"""Answer units: rows keep their header, items their lead-in, wrapped sentences join."""
+
+from __future__ import annotations
+
+from services.generator.units import plain, split_sentences, units
+
+PAGE = """Northwind is available on four plans. Paid plans are billed
+**per seat**: a seat is any full member of the workspace.
+
+| Plan     | Price per seat | Storage         |
+|----------|---------------:|-----------------|
+| Free     | $0             | 5 GB            |
+| Business | $11.75         | 100 GB per seat |
+
+To enable SSO:
+
+1. Open **Admin console → Security**.
+2. Paste the metadata URL
+   from your identity provider.
+3. Click `Save`.
+
+> **Warning:** Turning on SSO signs everyone out.
+"""
+
+
+def test_a_table_row_keeps_its_row_key_and_header_cells() -> None:
+    rows = [u for u in units(PAGE) if u.kind == "row"]
+    assert [r.key for r in rows] == ["Free", "Business"]
+    business = rows[1]
+    assert business.text == "Business — Price per seat: $11.75; Storage: 100 GB per seat"
+    assert business.row_text([2]) == "Business — Storage: 100 GB per seat"
+    assert "Plan | Price per seat | Storage" in business.context
+
+
+def test_a_step_keeps_its_lead_in_and_a_wrapped_step_is_one_unit() -> None:
+    items = [u for u in units(PAGE) if u.kind == "item"]
+    assert [i.text for i in items] == [
+        "1. Open Admin console → Security.",
+        "2. Paste the metadata URL from your identity provider.",
+        "3. Click Save.",
+    ]
+    assert all(i.key == "To enable SSO:" for i in items)
+
+
+def test_a_wrapped_paragraph_is_read_as_whole_sentences_without_markdown() -> None:
+    sentences = [u.text for u in units(PAGE) if u.kind == "sentence"]
+    assert "Paid plans are billed per seat: a seat is any full member of the workspace." in (
+        sentences
+    )
+    assert "Warning: Turning on SSO signs everyone out." in sentences
+    assert not any("**" in s or "`" in s for s in sentences)
+
+
+def test_plain_removes_emphasis_code_and_links_but_keeps_every_word_and_number() -> None:
+    assert plain("Use **10 codes** from `nw login` ([docs](https://x.example))") == (
+        "Use 10 codes from nw login (docs)"
+    )
+    assert plain("snake_case_name and 2 * 3 stay") == "snake_case_name and 2 * 3 stay"
+
+
+def test_abbreviations_do_not_end_a_sentence() -> None:
+    assert split_sentences("Use a key, e.g. the admin one. Then save.") == [
+        "Use a key, e.g. the admin one.",
+        "Then save.",
+    ]
+
+
+def test_a_table_without_a_separator_still_gives_rows() -> None:
+    rows = [u for u in units("| a | 1 |\n| b | 2 |") if u.kind == "row"]
+    assert [r.key for r in rows] == ["a", "b"]
