@@ -297,3 +297,34 @@ def test_a_retriever_that_stays_away_ends_in_a_dead_letter_after_retries(
     assert "UNAVAILABLE" in record["error"] and "gave up after 2 attempts" in record["error"]
     dead = [d for d in store.dead_letters() if d["delivery_id"] == resp.json()["delivery_id"]]
     assert len(dead) == 1 and dead[0]["attempts"] == "2"
+
+
+def test_another_tenant_sending_the_same_document_id_and_heading_changes_nothing_of_ours(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    addr = ingest.config.retriever_addr
+    doc_id = f"parking-{uuid.uuid4().hex[:6]}"
+    question = "Where do staff park their cars?"
+    ours = "# Parking\n\nInitech staff park their cars on level two of the garage.\n"
+    theirs = "# Parking\n\nHooli staff park their cars on the roof of the campus.\n"
+    resp = send(hooks, secret(ingest), upserted(doc_id, ours))
+    assert wait_done(store, resp.json()["delivery_id"])["state"] == "done"
+    before = [(h.chunk_id, h.text) for h in search(addr, question) if h.document_id == doc_id]
+    assert len(before) == 1 and "level two" in before[0][1]
+
+    # Tenant hooli, same document id, same heading: the same public chunk id.
+    resp = send(hooks, secret(ingest), upserted(doc_id, theirs, tenant="hooli"))
+    assert wait_done(store, resp.json()["delivery_id"])["state"] == "done"
+    assert [(h.chunk_id, h.text) for h in search(addr, question) if h.document_id == doc_id] == (
+        before
+    )
+    hooli = [h for h in search(addr, question, tenant="hooli") if h.document_id == doc_id]
+    assert len(hooli) == 1 and "roof" in hooli[0].text and hooli[0].chunk_id == before[0][0]
+
+    # And hooli deleting its document leaves ours where it was.
+    resp = send(hooks, secret(ingest), deleted(doc_id, tenant="hooli"))
+    assert wait_done(store, resp.json()["delivery_id"])["state"] == "done"
+    assert not [h for h in search(addr, question, tenant="hooli") if h.document_id == doc_id]
+    assert [(h.chunk_id, h.text) for h in search(addr, question) if h.document_id == doc_id] == (
+        before
+    )

@@ -154,7 +154,12 @@ class OpenSearchSparseIndex:
             source = chunk_payload(c)
             source["content"] = f"{c.title}\n{c.section}\n{c.text}"
             # Under "_source": the helper would read a top-level "version" as metadata.
-            yield {"_op_type": "index", "_index": self._index, "_id": c.chunk_id, "_source": source}
+            yield {"_op_type": "index", "_index": self._index, "_id": doc_id(c), "_source": source}
+
+
+def doc_id(chunk: ChunkRecord) -> str:
+    """The stored ``_id``: tenant and chunk id, since chunk ids may repeat across tenants."""
+    return f"{chunk.tenant}\x1f{chunk.chunk_id}"
 
 
 def scope_filter(scope: AccessScope) -> list[dict[str, Any]]:

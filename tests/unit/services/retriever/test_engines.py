@@ -20,6 +20,7 @@ from tests.engine_contract import (  # noqa: F401  (collected here with this mod
     test_ranks_start_at_one_and_scores_do_not_increase,
     test_the_effective_window_follows_as_of,
     test_the_index_survives_a_reopen,
+    test_the_same_chunk_id_in_another_tenant_is_another_chunk,
     test_upsert_replaces_by_chunk_id_and_delete_removes_a_document,
 )
 
