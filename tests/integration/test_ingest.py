@@ -10,8 +10,11 @@ few and quick (one retry, backoff up to 2 s) so a dead letter comes soon.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import signal
+import socket
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -23,8 +26,10 @@ import redis
 
 from ragway_tools.launcher import Stack, free_port
 from services.ingest.deliveries import DeliveryStore
+from services.ingest.signing import sign
 from tests.integration.conftest import auth
 from tests.integration.webhooks import (
+    PATH,
     chunk_count,
     deleted,
     search,
@@ -328,3 +333,76 @@ def test_another_tenant_sending_the_same_document_id_and_heading_changes_nothing
     assert [(h.chunk_id, h.text) for h in search(addr, question) if h.document_id == doc_id] == (
         before
     )
+
+
+def test_a_signature_with_non_ascii_bytes_is_refused_with_401(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    delivery = f"non-ascii-{uuid.uuid4().hex}"
+    body = json.dumps(upserted("non-ascii", "# Never\n\nNever indexed.\n")).encode()
+    headers = {
+        "Content-Type": "application/json",
+        "X-Ragway-Delivery": delivery,
+        "X-Ragway-Timestamp": str(int(time.time())),
+        "X-Ragway-Signature": "sha256=caf\u00e9".encode("latin-1") + b"\xff" * 8,
+    }
+    resp = hooks.post(PATH, content=body, headers=headers)
+    assert resp.status_code == 401, resp.text
+    error = resp.json()["error"]
+    assert error["code"] == "invalid_signature" and "hex" in error["message"]
+    assert store.get(delivery) is None
+
+
+def test_the_delivery_id_is_signed_so_a_captured_request_cannot_be_replayed_as_a_new_one(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    payload = upserted("captured", "# Captured\n\nThe captured request lands once.\n")
+    body = json.dumps(payload).encode()
+    ts = str(int(time.time()))
+    first = f"captured-{uuid.uuid4().hex}"
+    signature = sign(secret(ingest), ts, first, body)
+    resp = send(hooks, secret(ingest), body, delivery_id=first, timestamp=int(ts))
+    assert resp.status_code == 202, resp.text
+    wait_done(store, first)
+    # The same timestamp, body and signature under a fresh delivery id.
+    replay = f"replayed-{uuid.uuid4().hex}"
+    resp = send(hooks, "", body, delivery_id=replay, timestamp=int(ts), signature=signature)
+    assert resp.status_code == 401 and resp.json()["error"]["code"] == "invalid_signature"
+    assert store.get(replay) is None
+
+
+def test_a_body_without_content_length_is_refused_while_it_streams_past_the_limit(
+    ingest: Stack, store: DeliveryStore
+) -> None:
+    limit = 10 * 1024 * 1024  # RAGWAY_MAX_BODY_BYTES's default
+    url = httpx.URL(ingest.config.ingest_url)
+    delivery = f"streamed-{uuid.uuid4().hex}"
+    head = (
+        f"POST {PATH} HTTP/1.1\r\nHost: {url.host}\r\nContent-Type: application/json\r\n"
+        f"Transfer-Encoding: chunked\r\nX-Ragway-Delivery: {delivery}\r\n"
+        f"X-Ragway-Timestamp: {int(time.time())}\r\nX-Ragway-Signature: sha256={'0' * 64}\r\n\r\n"
+    ).encode()
+    piece = b"x" * (1 << 20)
+    with socket.create_connection((url.host, url.port or 80), timeout=30) as sock:
+        sock.sendall(head)
+
+        def feed() -> None:
+            # More than the limit, and never the final empty chunk: a server
+            # that waited for the whole body would wait forever.
+            try:
+                for _ in range(limit // len(piece) + 2):
+                    sock.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n")
+            except OSError:
+                pass  # the server answered and closed: what this test wants
+
+        sender = threading.Thread(target=feed, daemon=True)
+        sender.start()
+        reply = b""
+        while b"}}" not in reply:  # the end of the JSON error
+            data = sock.recv(65536)
+            if not data:
+                break
+            reply += data
+    assert reply.startswith(b"HTTP/1.1 413"), reply[:500]
+    assert b'"code":"body_too_large"' in reply, reply[:500]
+    assert store.get(delivery) is None
