@@ -4,7 +4,8 @@ The ingest API and one Celery worker (prefork, separate processes) join the
 session's stack; documents go to the tenant 'initech', which no other test
 uses. The broker's visibility timeout is short here (6 s) so that a worker
 killed mid-task has its message redelivered within the test, and retries are
-few and quick (one retry, backoff up to 2 s) so a dead letter comes soon.
+few and quick (one retry, backoff up to 2 s) so a dead letter comes soon, and a
+delivery whose worker died twice is dead-lettered.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def ingest(stack: Stack) -> Iterator[Stack]:
         "RAGWAY_RETRY_BACKOFF_S": "0.5",
         "RAGWAY_RETRY_BACKOFF_MAX_S": "2",
         "RAGWAY_TASK_MAX_RETRIES": "1",
+        "RAGWAY_TASK_MAX_WORKER_LOSSES": "1",
     }
     stack.start_ingest()
     try:
@@ -406,3 +408,32 @@ def test_a_body_without_content_length_is_refused_while_it_streams_past_the_limi
     assert reply.startswith(b"HTTP/1.1 413"), reply[:500]
     assert b'"code":"body_too_large"' in reply, reply[:500]
     assert store.get(delivery) is None
+
+
+def test_a_document_whose_worker_keeps_dying_ends_in_a_dead_letter(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    retriever = ingest.part("retriever").process.pid
+    # A frozen retriever holds every attempt inside its gRPC call; killing the
+    # worker there is what a document that crashes the worker looks like.
+    os.kill(retriever, signal.SIGSTOP)
+    try:
+        resp = send(hooks, secret(ingest), upserted("deadly", "# Deadly\n\nKills workers.\n"))
+        delivery = resp.json()["delivery_id"]
+        for attempt in (1, 2):  # RAGWAY_TASK_MAX_WORKER_LOSSES=1: the second loss is the last
+            deadline = time.monotonic() + 120
+            while (r := store.get(delivery)) is None or (r["state"], r["attempts"]) != (
+                "running",
+                str(attempt),
+            ):
+                assert time.monotonic() < deadline, r
+                time.sleep(0.05)
+            ingest.kill("ingest-worker", signal.SIGKILL, group=True)
+            ingest.start_worker()
+        record = wait_done(store, delivery)
+    finally:
+        os.kill(retriever, signal.SIGCONT)
+    assert record["state"] == "dead" and record["attempts"] == "2", record
+    assert "worker was lost 2 times" in record["error"], record
+    dead = [d for d in store.dead_letters() if d["delivery_id"] == delivery]
+    assert len(dead) == 1 and dead[0]["document"] == "initech/deadly"
