@@ -343,10 +343,10 @@ def test_a_signature_with_non_ascii_bytes_is_refused_with_401(
     delivery = f"non-ascii-{uuid.uuid4().hex}"
     body = json.dumps(upserted("non-ascii", "# Never\n\nNever indexed.\n")).encode()
     headers = {
-        "Content-Type": "application/json",
-        "X-Ragway-Delivery": delivery,
-        "X-Ragway-Timestamp": str(int(time.time())),
-        "X-Ragway-Signature": "sha256=caf\u00e9".encode("latin-1") + b"\xff" * 8,
+        b"Content-Type": b"application/json",
+        b"X-Ragway-Delivery": delivery.encode(),
+        b"X-Ragway-Timestamp": str(int(time.time())).encode(),
+        b"X-Ragway-Signature": "sha256=caf\u00e9".encode("latin-1") + b"\xff" * 8,
     }
     resp = hooks.post(PATH, content=body, headers=headers)
     assert resp.status_code == 401, resp.text
