@@ -9,7 +9,8 @@
    sentences. A single unit longer than the limit is cut at word boundaries.
 
 Chunk ids are stable: the document id, ``#``, a slug of the heading path, and
-``-2``, ``-3``… for later pieces of the same path. ``duplicate_rate`` measures
+``-2``, ``-3``… for later pieces of the same path, counting on past any id
+already taken in the document, so ids are unique within it. ``duplicate_rate`` measures
 how many chunks repeat another's text (boilerplate, copied sections).
 """
 
@@ -63,6 +64,7 @@ def chunk_blocks(
     if max_words < 10:
         raise ValueError(f"max_words must be at least 10, got {max_words}")
     seen: dict[str, int] = {}
+    used: set[str] = set()
     pieces: list[Piece] = []
     for headings, section_blocks in sections(blocks):
         if not section_blocks:
@@ -73,10 +75,16 @@ def chunk_blocks(
         base = slug(section) if section else "intro"
         for text in pack(section_blocks, max_words):
             n = seen.get(base, 0)
+            name = f"{base}-{n + 1}" if n else base
+            # A piece suffix can spell another heading's slug ("Step" split in
+            # two gives step-2, as does a heading "Step 2"): the first to claim
+            # an id keeps it, the other counts on, so no chunk replaces another.
+            while name in used:
+                n += 1
+                name = f"{base}-{n + 1}"
             seen[base] = n + 1
-            pieces.append(
-                Piece(f"{document_id}#{base}" + (f"-{n + 1}" if n else ""), section, text)
-            )
+            used.add(name)
+            pieces.append(Piece(f"{document_id}#{name}", section, text))
     return pieces
 
 

@@ -134,7 +134,7 @@ def bench_webhooks(stack: Stack, docs: list[Document]) -> float:
                 headers={
                     "X-Ragway-Delivery": delivery,
                     "X-Ragway-Timestamp": ts,
-                    "X-Ragway-Signature": sign(secret, ts, body),
+                    "X-Ragway-Signature": sign(secret, ts, delivery, body),
                     "Content-Type": "application/json",
                 },
             )

@@ -42,6 +42,26 @@ def error(status: int, code: str, message: str, **headers: str) -> JSONResponse:
     )
 
 
+async def read_body(request: Request, limit: int) -> bytes | None:
+    """The body, or None once it is known to exceed ``limit`` bytes.
+
+    A declared Content-Length over the limit is refused unread; a body sent
+    without one (chunked) is counted while it streams and refused at the first
+    byte over the limit, never read whole.
+    """
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        return None
+    parts: list[bytes] = []
+    size = 0
+    async for part in request.stream():
+        size += len(part)
+        if size > limit:
+            return None
+        parts.append(part)
+    return b"".join(parts)
+
+
 def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> FastAPI:
     secret = settings.webhook_secret.get_secret_value()
     if not secret:
@@ -74,17 +94,15 @@ def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> Fas
         x_ragway_timestamp: Annotated[str | None, Header()] = None,
         x_ragway_signature: Annotated[str | None, Header()] = None,
     ) -> dict[str, Any] | JSONResponse:
-        declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > settings.max_body_bytes:
-            return error(413, "body_too_large", f"the limit is {settings.max_body_bytes} bytes")
-        body = await request.body()
-        if len(body) > settings.max_body_bytes:
+        body = await read_body(request, settings.max_body_bytes)
+        if body is None:
             return error(413, "body_too_large", f"the limit is {settings.max_body_bytes} bytes")
         try:
             signed_at = verify(
                 secret,
                 timestamp=x_ragway_timestamp,
                 signature=x_ragway_signature,
+                delivery_id=x_ragway_delivery,
                 body=body,
                 now=time.time(),
                 tolerance_s=settings.webhook_tolerance_s,

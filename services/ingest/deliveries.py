@@ -1,6 +1,7 @@
 """Webhook deliveries in Redis: the idempotency record, states, dead letters.
 
-    ingest:delivery:<id>   hash  body, digest, state, attempts, error, timestamps (TTL)
+    ingest:delivery:<id>   hash  body, digest, state, attempts, lost_workers, error,
+                                 timestamps (TTL)
     ingest:docseq:<t>\\x1f<doc>  the occurred_at of the newest change applied to a document
     ingest:lock:<t>\\x1f<doc>    a short lease: one worker applies one document at a time
     ingest:dead            stream of dead letters (delivery id, document, error, attempts)
@@ -125,6 +126,10 @@ class DeliveryStore:
         attempts = int(self._r.hincrby(PREFIX + delivery_id, "attempts", 1))
         self.set_state(delivery_id, "running")
         return attempts
+
+    def count_lost_worker(self, delivery_id: str) -> int:
+        """Note that a worker died while applying the delivery; how many have so far."""
+        return int(self._r.hincrby(PREFIX + delivery_id, "lost_workers", 1))
 
     def lock_document(self, doc_key: str, owner: str, ttl_s: int) -> bool:
         """Take the document's lease, or renew it when ``owner`` already holds it.

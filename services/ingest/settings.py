@@ -28,6 +28,10 @@ class IngestSettings(ServiceSettings):
     # Transient failures (retriever unavailable, document busy) are retried
     # with exponential backoff, then dead-lettered.
     task_max_retries: int = Field(default=6, ge=0, le=100)
+    # A delivery found still 'running' when handed out again lost its worker
+    # (a crash, the OOM killer, perhaps caused by the document). After this
+    # many losses it is dead-lettered instead of killing workers for ever.
+    task_max_worker_losses: int = Field(default=2, ge=0, le=100)
     retry_backoff_s: float = Field(default=2.0, gt=0)
     retry_backoff_max_s: float = Field(default=120.0, gt=0)
     # Must exceed the longest task: a message unacknowledged for longer is

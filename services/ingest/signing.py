@@ -1,19 +1,23 @@
-"""Webhook signatures: HMAC-SHA256 over ``<timestamp>.<raw body>``.
+"""Webhook signatures: HMAC-SHA256 over ``<timestamp>.<delivery id>.<raw body>``.
 
     X-Ragway-Timestamp: 1796020562            (unix seconds, when the sender signed)
-    X-Ragway-Signature: sha256=<hex digest>   (of b"1796020562." + body)
     X-Ragway-Delivery:  <unique id per delivery; retries of one delivery reuse it>
+    X-Ragway-Signature: sha256=<hex digest>   (of b"1796020562.<delivery id>." + body)
 
 Signing the timestamp with the body lets the receiver refuse a captured request
-replayed later; the delivery id makes retries within the window harmless.
+replayed later; signing the delivery id too means a captured request cannot be
+replayed within the window under a fresh id (as a new delivery), so the
+delivery id's idempotency makes every replay harmless.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 
 SCHEME = "sha256="
+_DIGEST = re.compile(r"sha256=[0-9a-fA-F]{64}")
 
 
 class SignatureError(ValueError):
@@ -24,9 +28,9 @@ class SignatureError(ValueError):
         self.code = code
 
 
-def sign(secret: str, timestamp: int | str, body: bytes) -> str:
-    mac = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256)
-    return SCHEME + mac.hexdigest()
+def sign(secret: str, timestamp: int | str, delivery_id: str, body: bytes) -> str:
+    signed = f"{timestamp}.{delivery_id}.".encode() + body
+    return SCHEME + hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
 
 
 def verify(
@@ -34,6 +38,7 @@ def verify(
     *,
     timestamp: str | None,
     signature: str | None,
+    delivery_id: str | None,
     body: bytes,
     now: float,
     tolerance_s: int,
@@ -49,10 +54,15 @@ def verify(
         raise SignatureError(
             "invalid_timestamp", "X-Ragway-Timestamp must be unix seconds"
         ) from None
-    if not signature.startswith(SCHEME):
-        raise SignatureError("invalid_signature", "X-Ragway-Signature must start with 'sha256='")
+    # Header values arrive as latin-1 text: a non-ASCII one must be refused
+    # here, since compare_digest raises on non-ASCII str.
+    if not _DIGEST.fullmatch(signature):
+        raise SignatureError(
+            "invalid_signature", "X-Ragway-Signature must be 'sha256=' and 64 hex digits"
+        )
+    expected = sign(secret, timestamp, delivery_id or "", body)
     # Compare before judging the age: an unsigned request learns nothing about the window.
-    if not hmac.compare_digest(sign(secret, timestamp, body), signature):
+    if not hmac.compare_digest(expected.encode(), signature.lower().encode()):
         raise SignatureError("invalid_signature", "the signature does not match the body")
     if abs(now - ts) > tolerance_s:
         raise SignatureError(

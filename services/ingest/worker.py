@@ -95,6 +95,22 @@ def run_delivery(
     record = store.get(delivery_id)
     if record is None or record["state"] in TERMINAL:
         return "skipped"  # a redelivery of finished work, or an expired record
+    if record["state"] == "running":
+        # Still running, yet handed out again: the worker applying it died
+        # (a crash, the OOM killer), perhaps because of this very document.
+        # Celery's retry count does not see that, so it is counted here, and
+        # a document that keeps killing workers stops coming back.
+        losses = store.count_lost_worker(delivery_id)
+        if losses > settings.task_max_worker_losses:
+            attempts = int(record["attempts"])
+            message = (
+                f"gave up after {attempts} attempts: the worker was lost {losses} times "
+                "while applying this delivery"
+            )
+            store.dead_letter(delivery_id, record["document"], message, attempts)
+            log.error("dead letter", extra={"delivery_id": delivery_id, "error": message})
+            return "dead"
+        log.warning("worker lost; trying again", extra={"delivery_id": delivery_id})
     attempts = store.start_attempt(delivery_id)
     try:
         outcome = process(store, stub, delivery_id, timeout_s=settings.retriever_timeout_s)
@@ -117,6 +133,15 @@ def run_delivery(
             "transient failure; retrying", extra={"delivery_id": delivery_id, "error": str(exc)}
         )
         return RetryLater(exc, backoff_s(retries, settings))
+    except redis.RedisError:
+        raise  # the store itself is away: nothing can be recorded; the broker redelivers
+    except Exception as exc:  # a bug, or a parser blowing up on this document
+        # Uncaught, the task would fail, Celery would acknowledge it, and the
+        # delivery would stay 'running' for ever. The error goes with the dead letter.
+        message = f"unexpected {type(exc).__name__}: {exc}"
+        store.dead_letter(delivery_id, record["document"], message, attempts)
+        log.error("dead letter", extra={"delivery_id": delivery_id, "error": message})
+        return "dead"
     if outcome.state != "skipped":
         store.set_state(
             delivery_id, outcome.state, builds=",".join(outcome.builds), chunks=outcome.chunks

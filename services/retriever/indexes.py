@@ -43,8 +43,9 @@ class ChunkSource(Protocol):
     """A sparse index that can hand back a document's stored chunks.
 
     Optional: it lets the retriever change a document's access groups or status
-    without the caller resending the text. Backends without it answer
-    UpdateAccess with UNIMPLEMENTED.
+    without the caller resending the text. Both sparse backends (tantivy,
+    OpenSearch) have it; one without it would answer UpdateAccess with
+    UNIMPLEMENTED, which the ingest worker dead-letters.
     """
 
     def document_chunks(self, tenant: str, document_id: str) -> list[ChunkRecord]: ...

@@ -61,8 +61,8 @@ def upsert(
     with build.write_lock:
         keep = _skip_touched(build, todo, origin)  # an incremental write may have landed meanwhile
         if len(keep) != len(todo):
-            ids = {r.chunk_id for r in keep}
-            vectors = vectors[[i for i, r in enumerate(todo) if r.chunk_id in ids]]
+            kept = {(r.tenant, r.chunk_id) for r in keep}  # chunk ids repeat across tenants
+            vectors = vectors[[i for i, r in enumerate(todo) if (r.tenant, r.chunk_id) in kept]]
         if keep:
             build.sparse.upsert(keep)
             build.dense.upsert(keep, vectors.tolist())

@@ -4,14 +4,18 @@ The ingest API and one Celery worker (prefork, separate processes) join the
 session's stack; documents go to the tenant 'initech', which no other test
 uses. The broker's visibility timeout is short here (6 s) so that a worker
 killed mid-task has its message redelivered within the test, and retries are
-few and quick (one retry, backoff up to 2 s) so a dead letter comes soon.
+few and quick (one retry, backoff up to 2 s) so a dead letter comes soon, and a
+delivery whose worker died twice is dead-lettered.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import signal
+import socket
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -23,8 +27,10 @@ import redis
 
 from ragway_tools.launcher import Stack, free_port
 from services.ingest.deliveries import DeliveryStore
+from services.ingest.signing import sign
 from tests.integration.conftest import auth
 from tests.integration.webhooks import (
+    PATH,
     chunk_count,
     deleted,
     search,
@@ -50,6 +56,7 @@ def ingest(stack: Stack) -> Iterator[Stack]:
         "RAGWAY_RETRY_BACKOFF_S": "0.5",
         "RAGWAY_RETRY_BACKOFF_MAX_S": "2",
         "RAGWAY_TASK_MAX_RETRIES": "1",
+        "RAGWAY_TASK_MAX_WORKER_LOSSES": "1",
     }
     stack.start_ingest()
     try:
@@ -297,3 +304,136 @@ def test_a_retriever_that_stays_away_ends_in_a_dead_letter_after_retries(
     assert "UNAVAILABLE" in record["error"] and "gave up after 2 attempts" in record["error"]
     dead = [d for d in store.dead_letters() if d["delivery_id"] == resp.json()["delivery_id"]]
     assert len(dead) == 1 and dead[0]["attempts"] == "2"
+
+
+def test_another_tenant_sending_the_same_document_id_and_heading_changes_nothing_of_ours(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    addr = ingest.config.retriever_addr
+    doc_id = f"parking-{uuid.uuid4().hex[:6]}"
+    question = "Where do staff park their cars?"
+    ours = "# Parking\n\nInitech staff park their cars on level two of the garage.\n"
+    theirs = "# Parking\n\nHooli staff park their cars on the roof of the campus.\n"
+    resp = send(hooks, secret(ingest), upserted(doc_id, ours))
+    assert wait_done(store, resp.json()["delivery_id"])["state"] == "done"
+    before = [(h.chunk_id, h.text) for h in search(addr, question) if h.document_id == doc_id]
+    assert len(before) == 1 and "level two" in before[0][1]
+
+    # Tenant hooli, same document id, same heading: the same public chunk id.
+    resp = send(hooks, secret(ingest), upserted(doc_id, theirs, tenant="hooli"))
+    assert wait_done(store, resp.json()["delivery_id"])["state"] == "done"
+    assert [(h.chunk_id, h.text) for h in search(addr, question) if h.document_id == doc_id] == (
+        before
+    )
+    hooli = [h for h in search(addr, question, tenant="hooli") if h.document_id == doc_id]
+    assert len(hooli) == 1 and "roof" in hooli[0].text and hooli[0].chunk_id == before[0][0]
+
+    # And hooli deleting its document leaves ours where it was.
+    resp = send(hooks, secret(ingest), deleted(doc_id, tenant="hooli"))
+    assert wait_done(store, resp.json()["delivery_id"])["state"] == "done"
+    assert not [h for h in search(addr, question, tenant="hooli") if h.document_id == doc_id]
+    assert [(h.chunk_id, h.text) for h in search(addr, question) if h.document_id == doc_id] == (
+        before
+    )
+
+
+def test_a_signature_with_non_ascii_bytes_is_refused_with_401(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    delivery = f"non-ascii-{uuid.uuid4().hex}"
+    body = json.dumps(upserted("non-ascii", "# Never\n\nNever indexed.\n")).encode()
+    headers = {
+        b"Content-Type": b"application/json",
+        b"X-Ragway-Delivery": delivery.encode(),
+        b"X-Ragway-Timestamp": str(int(time.time())).encode(),
+        b"X-Ragway-Signature": "sha256=caf\u00e9".encode("latin-1") + b"\xff" * 8,
+    }
+    resp = hooks.post(PATH, content=body, headers=headers)
+    assert resp.status_code == 401, resp.text
+    error = resp.json()["error"]
+    assert error["code"] == "invalid_signature" and "hex" in error["message"]
+    assert store.get(delivery) is None
+
+
+def test_the_delivery_id_is_signed_so_a_captured_request_cannot_be_replayed_as_a_new_one(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    payload = upserted("captured", "# Captured\n\nThe captured request lands once.\n")
+    body = json.dumps(payload).encode()
+    ts = str(int(time.time()))
+    first = f"captured-{uuid.uuid4().hex}"
+    signature = sign(secret(ingest), ts, first, body)
+    resp = send(hooks, secret(ingest), body, delivery_id=first, timestamp=int(ts))
+    assert resp.status_code == 202, resp.text
+    wait_done(store, first)
+    # The same timestamp, body and signature under a fresh delivery id.
+    replay = f"replayed-{uuid.uuid4().hex}"
+    resp = send(hooks, "", body, delivery_id=replay, timestamp=int(ts), signature=signature)
+    assert resp.status_code == 401 and resp.json()["error"]["code"] == "invalid_signature"
+    assert store.get(replay) is None
+
+
+def test_a_body_without_content_length_is_refused_while_it_streams_past_the_limit(
+    ingest: Stack, store: DeliveryStore
+) -> None:
+    limit = 10 * 1024 * 1024  # RAGWAY_MAX_BODY_BYTES's default
+    url = httpx.URL(ingest.config.ingest_url)
+    delivery = f"streamed-{uuid.uuid4().hex}"
+    head = (
+        f"POST {PATH} HTTP/1.1\r\nHost: {url.host}\r\nContent-Type: application/json\r\n"
+        f"Transfer-Encoding: chunked\r\nX-Ragway-Delivery: {delivery}\r\n"
+        f"X-Ragway-Timestamp: {int(time.time())}\r\nX-Ragway-Signature: sha256={'0' * 64}\r\n\r\n"
+    ).encode()
+    piece = b"x" * (1 << 20)
+    with socket.create_connection((url.host, url.port or 80), timeout=30) as sock:
+        sock.sendall(head)
+
+        def feed() -> None:
+            # More than the limit, and never the final empty chunk: a server
+            # that waited for the whole body would wait forever.
+            try:
+                for _ in range(limit // len(piece) + 2):
+                    sock.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n")
+            except OSError:
+                pass  # the server answered and closed: what this test wants
+
+        sender = threading.Thread(target=feed, daemon=True)
+        sender.start()
+        reply = b""
+        while b"}}" not in reply:  # the end of the JSON error
+            data = sock.recv(65536)
+            if not data:
+                break
+            reply += data
+    assert reply.startswith(b"HTTP/1.1 413"), reply[:500]
+    assert b'"code":"body_too_large"' in reply, reply[:500]
+    assert store.get(delivery) is None
+
+
+def test_a_document_whose_worker_keeps_dying_ends_in_a_dead_letter(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    retriever = ingest.part("retriever").process.pid
+    # A frozen retriever holds every attempt inside its gRPC call; killing the
+    # worker there is what a document that crashes the worker looks like.
+    os.kill(retriever, signal.SIGSTOP)
+    try:
+        resp = send(hooks, secret(ingest), upserted("deadly", "# Deadly\n\nKills workers.\n"))
+        delivery = resp.json()["delivery_id"]
+        for attempt in (1, 2):  # RAGWAY_TASK_MAX_WORKER_LOSSES=1: the second loss is the last
+            deadline = time.monotonic() + 120
+            while (r := store.get(delivery)) is None or (r["state"], r["attempts"]) != (
+                "running",
+                str(attempt),
+            ):
+                assert time.monotonic() < deadline, r
+                time.sleep(0.05)
+            ingest.kill("ingest-worker", signal.SIGKILL, group=True)
+            ingest.start_worker()
+        record = wait_done(store, delivery)
+    finally:
+        os.kill(retriever, signal.SIGCONT)
+    assert record["state"] == "dead" and record["attempts"] == "2", record
+    assert "worker was lost 2 times" in record["error"], record
+    dead = [d for d in store.dead_letters() if d["delivery_id"] == delivery]
+    assert len(dead) == 1 and dead[0]["document"] == "initech/deadly"

@@ -30,11 +30,14 @@ def send(
 ) -> httpx.Response:
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     ts = str(int(time.time()) if timestamp is None else timestamp)
+    delivery = delivery_id or uuid.uuid4().hex
     headers = {
         "Content-Type": "application/json",
-        "X-Ragway-Delivery": delivery_id or uuid.uuid4().hex,
+        "X-Ragway-Delivery": delivery,
         "X-Ragway-Timestamp": ts,
-        "X-Ragway-Signature": signature if signature is not None else sign(secret, ts, body),
+        "X-Ragway-Signature": (
+            signature if signature is not None else sign(secret, ts, delivery, body)
+        ),
     }
     return client.post(PATH, content=body, headers=headers)
 

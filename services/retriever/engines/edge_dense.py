@@ -23,9 +23,13 @@ _KEYWORD_FIELDS = ("chunk_id", "document_id", "tenant", "access_groups", "status
 _INTEGER_FIELDS = ("effective_from", "effective_to")
 
 
-def point_id(chunk_id: str) -> str:
-    """Qdrant ids are UUIDs or integers; chunk ids are strings. uuid5 is stable."""
-    return str(uuid.uuid5(_ID_NAMESPACE, chunk_id))
+def point_id(tenant: str, chunk_id: str) -> str:
+    """Qdrant ids are UUIDs or integers; chunk ids are strings. uuid5 is stable.
+
+    The tenant is part of it: chunk ids ("document#section") may repeat across
+    tenants, and one tenant's upsert must never replace another's point.
+    """
+    return str(uuid.uuid5(_ID_NAMESPACE, f"{tenant}\x1f{chunk_id}"))
 
 
 class EdgeDenseIndex:
@@ -52,7 +56,9 @@ class EdgeDenseIndex:
         if len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         points = [
-            qe.Point(point_id(c.chunk_id), {VECTOR: [float(x) for x in v]}, chunk_payload(c))
+            qe.Point(
+                point_id(c.tenant, c.chunk_id), {VECTOR: [float(x) for x in v]}, chunk_payload(c)
+            )
             for c, v in zip(chunks, vectors, strict=True)
         ]
         with self._lock:

@@ -16,6 +16,10 @@ congruence tests hold them to the same ids in the same order):
   in the embedded engine. With more shards the search asks for
   ``dfs_query_then_fetch`` so that scores still use global statistics.
 
+* ``document_chunks`` reads a document's chunks back within its tenant, so
+  UpdateAccess can rewrite their groups or status without the text (fetch and
+  reindex under the same ``_id``), as on the embedded engine.
+
 Lucene's BM25 leaves out tantivy's constant (k1 + 1) factor, so scores differ
 by that factor while rankings agree. Writes refresh the index before they
 return: a search after an upsert sees it, as with the embedded engine.
@@ -34,6 +38,8 @@ from services.retriever.model import AccessScope, Candidate, ChunkRecord, Status
 
 ANALYZER = "ragway_english"
 _KEYWORDS = ("chunk_id", "document_id", "tenant", "access_groups", "status")
+# OpenSearch's default max_result_window; the embedded engine reads as many.
+_MAX_DOCUMENT_CHUNKS = 10_000
 
 
 def index_body(*, shards: int, replicas: int) -> dict[str, Any]:
@@ -146,6 +152,27 @@ class OpenSearchSparseIndex:
     def count(self) -> int:
         return int(self._client.count(index=self._index)["count"])
 
+    def document_chunks(self, tenant: str, document_id: str) -> list[ChunkRecord]:
+        """Every stored chunk of one document in one tenant (for metadata-only rewrites).
+
+        ``_source`` holds every field but the derived ``content``, which
+        ``upsert`` derives again, so re-upserting these rewrites them whole.
+        """
+        body = {
+            "size": _MAX_DOCUMENT_CHUNKS,
+            "sort": [{"chunk_id": "asc"}],
+            "query": {
+                "bool": {
+                    "filter": [
+                        {"term": {"tenant": tenant}},
+                        {"term": {"document_id": document_id}},
+                    ]
+                }
+            },
+        }
+        reply = self._client.search(index=self._index, body=body)
+        return [chunk_from_payload(hit["_source"]) for hit in reply["hits"]["hits"]]
+
     def close(self) -> None:
         """The client belongs to the factory that opened this index; nothing to release."""
 
@@ -154,7 +181,12 @@ class OpenSearchSparseIndex:
             source = chunk_payload(c)
             source["content"] = f"{c.title}\n{c.section}\n{c.text}"
             # Under "_source": the helper would read a top-level "version" as metadata.
-            yield {"_op_type": "index", "_index": self._index, "_id": c.chunk_id, "_source": source}
+            yield {"_op_type": "index", "_index": self._index, "_id": doc_id(c), "_source": source}
+
+
+def doc_id(chunk: ChunkRecord) -> str:
+    """The stored ``_id``: tenant and chunk id, since chunk ids may repeat across tenants."""
+    return f"{chunk.tenant}\x1f{chunk.chunk_id}"
 
 
 def scope_filter(scope: AccessScope) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """Dense search through qdrant-client: a Qdrant server, or the client's local mode.
 
 One collection per knowledge build, named vector ``text`` (cosine), the same
-point ids (uuid5 of the chunk id) and payload as the embedded qdrant-edge shard,
+point ids (uuid5 of tenant and chunk id) and payload as the embedded qdrant-edge shard,
 and the access scope as the query's ``filter``: the engine evaluates it during
 the vector search, so a chunk the caller may not see never takes a place in the
 top-k. The code is the same for a server (``QdrantClient(url=...)``, gRPC or
@@ -64,7 +64,7 @@ class QdrantDenseIndex:
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         points = [
             models.PointStruct(
-                id=point_id(c.chunk_id),
+                id=point_id(c.tenant, c.chunk_id),
                 vector={VECTOR: [float(x) for x in v]},
                 payload=chunk_payload(c),
             )

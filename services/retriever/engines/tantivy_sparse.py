@@ -23,7 +23,7 @@ import tantivy
 from services.retriever.model import AccessScope, Candidate, ChunkRecord, Status
 
 # Bumped when the schema changes; builds record it and refuse a mismatch.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: chunk_key, the tenant-qualified chunk identity
 _SEARCH_FIELDS = ["content"]
 # Everything the query language would interpret (field:, +, -, quotes,
 # brackets, AND/OR) is stripped: user questions are bags of words here.
@@ -35,7 +35,15 @@ _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 
 def _schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
-    for raw in ("chunk_id", "document_id", "doc_key", "tenant", "access_groups", "status"):
+    for raw in (
+        "chunk_id",
+        "chunk_key",
+        "document_id",
+        "doc_key",
+        "tenant",
+        "access_groups",
+        "status",
+    ):
         sb.add_text_field(raw, stored=True, tokenizer_name="raw")
     for stored_only in ("version", "url"):
         sb.add_text_field(stored_only, stored=True, tokenizer_name="raw")
@@ -49,6 +57,12 @@ def _schema() -> tantivy.Schema:
 
 def _doc_key(tenant: str, document_id: str) -> str:
     return f"{tenant}\x1f{document_id}"
+
+
+def _chunk_key(chunk: ChunkRecord) -> str:
+    # Chunk ids are "document#section" and say nothing of the tenant: two
+    # tenants may share one, so the stored identity is the pair.
+    return f"{chunk.tenant}\x1f{chunk.chunk_id}"
 
 
 def sanitize_query(query: str) -> str:
@@ -73,7 +87,7 @@ class TantivySparseIndex:
     def upsert(self, chunks: Sequence[ChunkRecord]) -> None:
         with self._write_lock:
             for chunk in chunks:
-                self._writer.delete_documents_by_term("chunk_id", chunk.chunk_id)
+                self._writer.delete_documents_by_term("chunk_key", _chunk_key(chunk))
                 self._writer.add_document(self._to_document(chunk))
             self._commit()
 
@@ -167,6 +181,7 @@ class TantivySparseIndex:
     def _to_document(chunk: ChunkRecord) -> tantivy.Document:
         doc = tantivy.Document(
             chunk_id=chunk.chunk_id,
+            chunk_key=_chunk_key(chunk),
             document_id=chunk.document_id,
             doc_key=_doc_key(chunk.tenant, chunk.document_id),
             tenant=chunk.tenant,

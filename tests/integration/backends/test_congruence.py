@@ -178,3 +178,48 @@ def test_the_live_alias_is_published_on_opensearch(
 ) -> None:
     prefix = retrievers["prefix"]
     assert set(opensearch.indices.get_alias(name=prefix + "live")) == {prefix + "b-initial"}
+
+
+def _update_access(addr: str, document_id: str, groups: list[str]) -> int:
+    with grpc.insecure_channel(addr) as channel:
+        reply = retriever_pb2_grpc.RetrieverStub(channel).UpdateAccess(
+            retriever_pb2.UpdateAccessRequest(
+                tenant="demo", document_id=document_id, access_groups=groups
+            ),
+            timeout=60,
+        )
+    return int(reply.updated_chunks)
+
+
+def test_an_access_change_reaches_a_retriever_on_opensearch(retrievers: dict[str, Any]) -> None:
+    # Once answered UNIMPLEMENTED, which the ingest worker dead-lettered: a
+    # revocation or a grant sent as document.access_changed was lost.
+    question = "What is the escalation code word for a full outage of the gateway?"
+    runbook = "runbooks/on-call"
+    addrs = retrievers["addrs"]
+    hybrid = retriever_pb2.SEARCH_MODE_HYBRID
+
+    def seen(addr: str) -> bool:
+        return any(h.startswith(runbook + "#") for h in _search(addr, question, hybrid, ["public"]))
+
+    assert not seen(addrs["servers"])
+    try:
+        for addr in addrs.values():
+            assert _update_access(addr, runbook, ["public", "sre"]) > 0
+        assert seen(addrs["servers"]) and seen(addrs["embedded"])
+        # Another tenant's document of the same id is not there to change.
+        with grpc.insecure_channel(addrs["servers"]) as channel:
+            other = retriever_pb2_grpc.RetrieverStub(channel).UpdateAccess(
+                retriever_pb2.UpdateAccessRequest(
+                    tenant="acme", document_id=runbook, access_groups=["public"]
+                ),
+                timeout=60,
+            )
+        assert other.updated_chunks == 0
+    finally:
+        for addr in addrs.values():
+            _update_access(addr, runbook, ["sre"])
+    assert not seen(addrs["servers"])
+    assert _search(addrs["servers"], question, hybrid, ["public"]) == _search(
+        addrs["embedded"], question, hybrid, ["public"]
+    )

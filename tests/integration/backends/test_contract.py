@@ -22,12 +22,14 @@ from tests.engine_contract import (  # noqa: F401  (collected here with this mod
     EMBEDDER,
     Engine,
     test_a_forbidden_best_match_never_takes_a_top_k_slot,
+    test_a_sparse_index_hands_back_a_documents_chunks_within_its_tenant,
     test_delete_is_scoped_to_the_tenant,
     test_groups_widen_what_a_caller_sees,
     test_only_chunks_the_scope_admits_are_candidates,
     test_ranks_start_at_one_and_scores_do_not_increase,
     test_the_effective_window_follows_as_of,
     test_the_index_survives_a_reopen,
+    test_the_same_chunk_id_in_another_tenant_is_another_chunk,
     test_upsert_replaces_by_chunk_id_and_delete_removes_a_document,
 )
 

@@ -190,3 +190,13 @@ def test_duplicate_rate_counts_repeated_normalised_text() -> None:
     assert duplicate_rate([]) == 0.0
     blocks = [Block("heading", "X", level=2), Block("paragraph", "same")] * 2
     assert len(chunk_blocks("d", "T", blocks)) == 2
+
+
+def test_chunk_ids_are_unique_within_a_document_even_when_a_heading_looks_like_a_piece() -> None:
+    long = " ".join(["word"] * 15)
+    split = [Block("heading", "Step", level=2), Block("paragraph", f"{long}. {long}.")]
+    step_2 = [Block("heading", "Step 2", level=2), Block("paragraph", "The second step.")]
+    for blocks in (split + step_2, step_2 + split):
+        ids = [p.chunk_id for p in chunk_blocks("d", "T", blocks, max_words=20)]
+        assert len(ids) == 3 and len(set(ids)) == 3, ids
+        assert "d#step" in ids and "d#step-2" in ids  # the first to claim an id keeps it

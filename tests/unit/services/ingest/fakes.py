@@ -46,6 +46,11 @@ class FakeStore:
         self.set_state(delivery_id, "running", attempts=attempts)
         return attempts
 
+    def count_lost_worker(self, delivery_id: str) -> int:
+        lost = int(self.records[delivery_id].get("lost_workers", "0")) + 1
+        self.records[delivery_id]["lost_workers"] = str(lost)
+        return lost
+
     def lock_document(self, doc_key: str, owner: str, ttl_s: int) -> bool:
         return self.locks.setdefault(doc_key, owner) == owner
 

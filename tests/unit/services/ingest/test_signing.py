@@ -14,7 +14,8 @@ BODY = b'{"event": "document.deleted", "document": {"id": "a", "tenant": "t"}}'
 def check(**overrides: object) -> int:
     args: dict[str, object] = {
         "timestamp": "1000",
-        "signature": sign("k", 1000, BODY),
+        "signature": sign("k", 1000, "d-1", BODY),
+        "delivery_id": "d-1",
         "body": BODY,
         "now": 1010.0,
         "tolerance_s": 300,
@@ -24,7 +25,10 @@ def check(**overrides: object) -> int:
 
 def test_a_good_signature_returns_the_signed_time() -> None:
     assert check() == 1000
-    assert sign("k", 1000, BODY).startswith("sha256=") and len(sign("k", 1, b"")) == 71
+    assert sign("k", 1000, "d-1", BODY).startswith("sha256=") and len(sign("k", 1, "", b"")) == 71
+    assert (
+        check(signature=sign("k", 1000, "d-1", BODY).upper().replace("SHA256=", "sha256=")) == 1000
+    )
 
 
 @pytest.mark.parametrize(
@@ -36,6 +40,10 @@ def test_a_good_signature_returns_the_signed_time() -> None:
         ({"signature": "md5=abc"}, "invalid_signature"),
         ({"body": BODY + b" "}, "invalid_signature"),  # one byte more
         ({"timestamp": "1001"}, "invalid_signature"),  # the timestamp is signed too
+        ({"delivery_id": "d-2"}, "invalid_signature"),  # and the delivery id
+        ({"delivery_id": None}, "invalid_signature"),
+        ({"signature": "sha256=" + "\u00e9" * 64}, "invalid_signature"),  # not ASCII: no 500
+        ({"signature": "sha256=" + "0" * 63}, "invalid_signature"),
         ({"now": 1000.0 + 301}, "stale_timestamp"),
         ({"now": 1000.0 - 301}, "stale_timestamp"),
     ],

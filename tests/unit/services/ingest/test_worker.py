@@ -8,8 +8,10 @@ from __future__ import annotations
 from typing import cast
 
 import grpc
+import pytest
 
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
+from services.ingest import apply
 from services.ingest.apply import TransientError
 from services.ingest.deliveries import DeliveryStore
 from services.ingest.settings import IngestSettings
@@ -90,3 +92,37 @@ def test_a_superseded_change_is_recorded_as_such() -> None:
     store.applied["acme\x1fdoc-1"] = 20.0
     assert attempt(store, retriever) == "superseded"
     assert store.records["d-1"]["state"] == "superseded" and not retriever.calls
+
+
+def test_an_unexpected_parser_error_is_dead_lettered_with_the_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(*_: object, **__: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(apply, "build_document", broken)
+    store, retriever = FakeStore(), FakeRetriever()
+    store.add("d-1", upserted())
+    assert attempt(store, retriever) == "dead"
+    record = store.records["d-1"]
+    assert record["state"] == "dead" and "RecursionError" in record["error"]
+    assert store.dead == [("d-1", "acme/doc-1", record["error"], 1)]
+    assert "maximum recursion depth" in record["error"] and not retriever.calls
+
+
+def test_a_delivery_whose_worker_keeps_dying_is_dead_lettered_not_redelivered_forever() -> None:
+    store, retriever = FakeStore(), FakeRetriever()
+    store.add("d-1", upserted(), state="running")  # as left by a worker that died in it
+    losses = SETTINGS.task_max_worker_losses
+    for n in range(1, losses + 1):
+        # A redelivery finds it still running: the worker was lost, try again.
+        store.records["d-1"]["state"] = "running"
+        retriever.fail = RpcFailure(grpc.StatusCode.UNAVAILABLE, "frozen")
+        assert isinstance(attempt(store, retriever), RetryLater), n
+    store.records["d-1"]["state"] = "running"
+    retriever.fail = None
+    assert attempt(store, retriever) == "dead"
+    assert not retriever.calls  # not tried once more
+    record = store.records["d-1"]
+    assert record["state"] == "dead" and "worker was lost" in record["error"]
+    assert store.dead[0][:2] == ("d-1", "acme/doc-1")

@@ -13,6 +13,7 @@ from services.retriever.catalog import (
     BuildStateError,
     UnknownBuildError,
 )
+from services.retriever.engines.tantivy_sparse import SCHEMA_VERSION
 from services.retriever.model import OPEN_END, ChunkRecord, Status
 
 
@@ -44,7 +45,9 @@ def test_a_build_from_an_older_sparse_schema_is_refused_with_the_fix(tmp_path: P
     data = json.loads(manifest.read_text())
     del data["sparse_schema"]  # as written before the schema was versioned
     manifest.write_text(json.dumps(data))
-    with pytest.raises(ValueError, match=r"sparse index schema v1; this retriever needs v2"):
+    with pytest.raises(
+        ValueError, match=rf"sparse index schema v1; this retriever needs v{SCHEMA_VERSION}"
+    ):
         c.open(build_id)
 
 

@@ -164,6 +164,28 @@ async def test_vectors_are_realigned_when_a_webhook_lands_during_embedding(
     assert dense.vectors["doc-b#1"] == r.embedder.vector(dense.chunks["doc-b#1"].embedding_text)
 
 
+async def test_vectors_are_realigned_by_tenant_and_chunk_id(r: Retriever) -> None:
+    """Two tenants' chunks with one chunk id; only acme's document was touched meanwhile."""
+    build = r.catalog.open("live")
+
+    def webhook_arrives(texts: Sequence[str]) -> None:
+        build.mark_touched([("acme", "doc-a")])
+
+    r.embedder.on_embed = webhook_arrives
+    bulk = await r.stub.Upsert(
+        pb.UpsertRequest(
+            chunks=[chunk("doc-a#1", "acme's"), chunk("doc-a#1", "globex's", tenant="globex")],
+            origin=pb.WRITE_ORIGIN_BULK,
+        )
+    )
+    assert (bulk.upserted, bulk.skipped) == (1, 1)
+    dense = build.dense
+    assert isinstance(dense, MemoryDense)
+    kept = dense.chunks["doc-a#1"]
+    assert kept.tenant == "globex"
+    assert dense.vectors["doc-a#1"] == r.embedder.vector(kept.embedding_text)
+
+
 async def test_update_access_rewrites_stored_chunks(r: Retriever) -> None:
     await r.stub.Upsert(pb.UpsertRequest(chunks=[chunk("doc#1", "a"), chunk("doc#2", "b")]))
     reply = await r.stub.UpdateAccess(
