@@ -54,7 +54,12 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
         r"`[^`]+`|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[a-z]+(?:[._-][a-z0-9]+){1,}\b|"
         r"\b[A-Z]{2,}-\d{2,}\b|--[a-z][\w-]*",
     ),
-    AnswerType.NUMBER: re.compile(r"\d|\b(?:unlimited|one|two|three|four|five|ten)\b", re.I),
+    # A count: a number that is not money ("$49" does not say how many people).
+    AnswerType.NUMBER: re.compile(
+        r"(?<![$€£¥\d.,])\d[\d,.]*(?!\d)(?!\s?(?:USD|EUR|GBP)\b)|"
+        r"\b(?:unlimited|one|two|three|four|five|six|seven|eight|nine|ten)\b",
+        re.I,
+    ),
     AnswerType.YES_NO: re.compile(
         r"\b(?:yes|no|not|cannot|can't|only|must|never|always|can|is|are|supports?|"
         r"available|included|allowed)\b",
@@ -69,7 +74,7 @@ def _any(*alternatives: str) -> re.Pattern[str]:
 
 # (pattern on the question, answer type): the first that matches wins.
 _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
-    (_any(r"how (?:long|soon|often|frequently)"), AnswerType.DURATION),
+    (_any(r"how (?:long|soon|often|frequently|far back|old)"), AnswerType.DURATION),
     (
         _any(r"(?:how many|number of)\s+(?:days|hours|minutes|seconds|weeks|months|years)"),
         AnswerType.DURATION,

@@ -58,7 +58,10 @@ _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?!\d|\.\d|,\d)
 
 # A list item's marker ("1.", "2)") is layout, not a number the answer states: at a
 # line start, after a citation marker or after a colon ("four conditions: [1] 1. The").
-_LIST_MARKER = re.compile(r"(?:^|(?<=\n)|(?<=\]\s)|(?<=:\s))\d{1,2}[.)](?=\s)", re.MULTILINE)
+# Only where an item's text follows: "Files per message: 25. [1]" states 25.
+_LIST_MARKER = re.compile(
+    r"(?:^|(?<=\n)|(?<=\]\s)|(?<=:\s))\d{1,2}[.)](?=\s+[^\s\[])", re.MULTILINE
+)
 
 
 def numbers(text: str) -> set[float]:

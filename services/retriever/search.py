@@ -82,6 +82,12 @@ class SearchOutcome:
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
+def _stage(list_name: str) -> str:
+    """ "sparse.part2" -> ".part2", "dense" -> "": which query a ranked list answers."""
+    _, dot, rest = list_name.partition(".")
+    return dot + rest
+
+
 class HybridSearcher:
     def __init__(
         self,
@@ -164,17 +170,34 @@ class HybridSearcher:
             )
 
         t0 = time.perf_counter()
-        fused = reciprocal_rank_fusion(lists, k=self._rrf_k)
-        hits = [
-            Hit(
-                chunk=f.chunk,
-                score=f.fused,
-                fused=f.fused,
-                sparse=f.by_retriever.get("sparse"),
-                dense=f.by_retriever.get("dense"),
+        # Each query's sparse and dense lists are fused on their own; a multi-part
+        # question's rankings are then interleaved (whole, part 1, part 2, whole,
+        # …), so every part's best passages are near the top. Fusing all the lists
+        # at once would favour passages vaguely related to several parts over the
+        # one passage that answers a part.
+        rankings = [
+            reciprocal_rank_fusion(
+                {name.removesuffix(stage): c for name, c in lists.items() if _stage(name) == stage},
+                k=self._rrf_k,
             )
-            for f in fused
+            for stage, _ in queries
         ]
+        hits: list[Hit] = []
+        seen: set[str] = set()
+        for rank in range(max((len(r) for r in rankings), default=0)):
+            for ranking in rankings:
+                if rank < len(ranking) and ranking[rank].chunk.chunk_id not in seen:
+                    f = ranking[rank]
+                    seen.add(f.chunk.chunk_id)
+                    hits.append(
+                        Hit(
+                            chunk=f.chunk,
+                            score=f.fused,
+                            fused=f.fused,
+                            sparse=f.by_retriever.get("sparse"),
+                            dense=f.by_retriever.get("dense"),
+                        )
+                    )
         timings["fuse"] = (time.perf_counter() - t0) * 1000
 
         hits = await self._rerank(query, hits, options, deadline, outcome)

@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from ragway.embedding import Embedder
 from ragway.question import AnswerType, QuestionPart, holds, parts
-from ragway.text import content_terms, words
+from ragway.text import content_terms, stem, words
 from services.generator.backends.base import (
     Delta,
     Final,
@@ -86,6 +86,8 @@ class ExtractiveConfig:
     # retrieved passage contains, even misspelt: "the Premium plan" when no
     # passage knows a Premium plan is a question the evidence does not answer.
     missing_weight: float = 0.15
+    # Support lost per name in the question (up to two) that no passage contains.
+    missing_name_weight: float = 0.1
     # ~1.5 KB per cached unit vector: 20k units ≈ 30 MB.
     cache_sentences: int = 20_000
 
@@ -96,7 +98,7 @@ class ExtractiveConfig:
             raise ValueError(f"semantic_weight must be in [0, 1], got {self.semantic_weight}")
         if self.max_sentences < 1:
             raise ValueError(f"max_sentences must be >= 1, got {self.max_sentences}")
-        for name in ("type_weight", "key_weight", "missing_weight"):
+        for name in ("type_weight", "key_weight", "missing_weight", "missing_name_weight"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")
@@ -171,6 +173,11 @@ class ExtractiveGenerator:
             total_weight = sum(weights.values())
             missing = sum(weights[t] for t in q_terms if not _known(t, vocabulary))
             missing_share = missing / total_weight if total_weight else 0.0
+            # A name the question gives (capitalised inside it: "Northwind", "Team
+            # plan") that no passage knows, even misspelt, is something the evidence
+            # is not about: the question is about another product, tenant or plan.
+            names = {t for t in _names(part.text) if t in q_terms}
+            names_missing = sum(not _known(t, vocabulary) for t in names)
             cosines = unit_vectors @ part_vectors[n]
             quotes = [_quote(u, q_terms, part) for _, u in candidates]
             # A row answers with the cells asked about: it is also read that way,
@@ -191,16 +198,21 @@ class ExtractiveGenerator:
                 coverage = covered / total_weight if total_weight else 0.0
                 support = w * float(np.clip(cos, 0.0, 1.0)) + (1 - w) * coverage
                 support -= cfg.missing_weight * missing_share
+                support -= cfg.missing_name_weight * min(names_missing, 2)
                 if ordinal is not None and u.kind == "item" and _item_number(u) == ordinal:
                     support += cfg.key_weight
                 if part.answer_type not in (AnswerType.ANY, AnswerType.NAME):
-                    sign = 1.0 if holds(text, part.answer_type) else -1.0
-                    support += sign * cfg.type_weight
+                    # Lacking the asked kind costs half what holding it gains: the
+                    # question's wording ("how long can a PDF be") can mislead.
+                    holding = holds(text, part.answer_type)
+                    support += cfg.type_weight if holding else -cfg.type_weight / 2
                 if u.kind == "row":
                     key = content_terms(u.key)
                     if key and key & q_terms:
                         support += cfg.key_weight
-                    elif any(k & q_terms for k in row_keys[p.number]):
+                    elif names or any(k & q_terms for k in row_keys[p.number]):
+                        # The question names an entity (another row's key, or a
+                        # name no row has: "the API Plus add-on"): not this row.
                         support -= cfg.key_weight
                 support = float(np.clip(support, 0.0, 1.0))
                 scored.append(ScoredUnit(p, u.position, text, support, u, n))
@@ -409,6 +421,15 @@ def _term_weights(terms: set[str], passage_terms: Sequence[set[str]]) -> dict[st
     """IDF of each question term over the retrieved passages (smoothed, always > 0)."""
     n = len(passage_terms)
     return {t: math.log(1 + (n + 1) / (sum(t in pt for pt in passage_terms) + 1)) for t in terms}
+
+
+_NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-z]+(?:[A-Z][a-z]+)*\b")
+
+
+def _names(question: str) -> set[str]:
+    """Stems of the capitalised words inside a question (not its first word): names."""
+    text = question.strip()
+    return {stem(w.lower()) for w in _NAME.findall(text) if not text.startswith(w)}
 
 
 def _unnumbered(item: str) -> str:

@@ -191,3 +191,10 @@ def test_the_refusal_sweep_prices_a_wrong_answer_above_a_needless_refusal() -> N
     assert low.hallucination_rate == 0.5 and mid.hallucination_rate == 0.0
     assert best_threshold([low, mid, high]) == mid
     assert best_threshold([low, high]) == high  # one needless refusal beats one wrong answer
+
+
+def test_a_number_that_ends_a_sentence_after_a_colon_is_a_value_not_a_list_marker() -> None:
+    # Regression: "Files per message: 25. [1]" was read as list item "25." and the fact lost.
+    answer = "Enterprise — Max size per file: 5 GB; Files per message: 25. [1]"
+    assert fact_matches("25", answer)
+    assert numbers("Do this: 1. Open the console") == set()
