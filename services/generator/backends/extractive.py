@@ -140,7 +140,7 @@ class ExtractiveGenerator:
             found = [
                 u
                 for u in units(p.text)
-                if len(words(u.text)) >= self._config.min_words or u.kind == "row"
+                if len(words(u.text)) >= self._config.min_words or u.kind in ("row", "item")
             ]
             with self._cache_lock:
                 self._units[key] = found

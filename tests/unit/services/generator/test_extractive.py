@@ -106,3 +106,81 @@ def test_the_sentence_cache_is_bounded_and_changes_no_answer() -> None:
             (s.text, round(s.support, 5)) for s in GEN.score(question, PASSAGES)
         ]
         assert len(tiny._cache) == 2
+
+
+PLANS = Passage(
+    1,
+    "plans#compare",
+    "plans",
+    "Plans and pricing",
+    "Compare plans",
+    "| Plan | Price per seat | Storage | Max members |\n"
+    "|---|---|---|---|\n"
+    "| Free | $0 | 5 GB per workspace | 10 |\n"
+    "| Starter | $4.50 | 20 GB per seat | 150 |\n"
+    "| Business | $11.75 | 100 GB per seat | 2,000 |\n",
+)
+TRASH = Passage(
+    2,
+    "files#trash",
+    "files",
+    "Deleted files",
+    "The trash",
+    "Deleting a file moves it to the trash. Files stay in the trash\n"
+    "for 30 days, after which they are purged for good.\n",
+)
+EXPORT = Passage(
+    3,
+    "export#how",
+    "export",
+    "Exporting data",
+    "Start an export",
+    "The following roles can export data:\n\n- Owner\n- Compliance officer\n\n"
+    "To export your data:\n\n1. Open Admin console.\n2. Choose Standard export or Full export.\n"
+    "3. Click Start export.\n",
+)
+
+
+def answer_of(question: str, passages: list[Passage]) -> Final:
+    final = run(question, passages)[-1]
+    assert isinstance(final, Final)
+    return final
+
+
+def test_a_table_cell_is_answered_with_its_row_key_and_column_header() -> None:
+    final = answer_of("How much storage do I get on the Starter plan?", [PLANS, TRASH])
+    assert final.verdict is Verdict.GROUNDED
+    assert "Starter — Storage: 20 GB per seat. [1]" in final.answer
+    assert "Business" not in final.answer
+
+
+def test_each_part_of_a_two_part_question_is_answered_from_its_own_passage() -> None:
+    final = answer_of(
+        "How many members can a Business workspace have, and how long do files stay in the trash?",
+        [PLANS, TRASH],
+    )
+    assert "2,000" in final.answer and "30 days" in final.answer
+    assert final.cited_passages == [1, 2]
+
+
+def test_a_lead_in_is_answered_with_its_items_and_a_next_step_with_the_step_after() -> None:
+    roles = answer_of("Which roles can export data?", [EXPORT, TRASH])
+    assert "Compliance officer" in roles.answer
+    after = answer_of("What do I click after choosing Standard or Full export?", [EXPORT, TRASH])
+    assert "Click Start export" in after.answer
+    # The next step's own number is left out: joined into a sentence it would read as a value.
+    assert "3. Click" not in after.answer
+
+
+def test_markdown_syntax_never_reaches_the_answer() -> None:
+    passage = Passage(
+        1,
+        "codes#a",
+        "codes",
+        "Backup codes",
+        "Backup codes",
+        "You get **10 backup codes** when you turn on `2FA`.",
+    )
+    final = answer_of("How many backup codes do I get?", [passage])
+    assert "10 backup codes" in final.answer
+    assert "**" not in final.answer and "`" not in final.answer
