@@ -1,0 +1,1 @@
+// The embeddable widget; see docs/widget.md.
