@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import html
 import logging
 import os
 import socket
@@ -27,6 +28,8 @@ from services.gateway.runs.store import RunStore
 from services.gateway.settings import GatewaySettings
 
 log = logging.getLogger(__name__)
+
+DEMO_WIDGET_KEY = "rgw-demo-public-key"  # config/api-keys.yaml, for /widget-demo
 
 DESCRIPTION = """Grounded, cited answers from a private knowledge base.
 
@@ -93,6 +96,7 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
     static = resources.files("services.gateway").joinpath("static")
     page = static.joinpath("index.html").read_text()
     widget = static.joinpath("widget.js").read_text()
+    widget_demo = static.joinpath("widget-demo.html").read_text()
 
     @app.get("/", include_in_schema=False)
     async def index() -> HTMLResponse:
@@ -110,5 +114,13 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
                 "X-Content-Type-Options": "nosniff",
             },
         )
+
+    @app.get("/widget-demo", include_in_schema=False)
+    async def widget_demo_page(key: str = DEMO_WIDGET_KEY) -> HTMLResponse:
+        # ?key= tries another key; escaped, as it lands in an attribute.
+        body = widget_demo.replace(DEMO_WIDGET_KEY, html.escape(key, quote=True))
+        # The policy a careful host page would set: the widget needs nothing inline.
+        csp = "default-src 'none'; script-src 'self'; connect-src 'self'"
+        return HTMLResponse(body, headers={"Content-Security-Policy": csp})
 
     return app

@@ -237,3 +237,15 @@ def test_hostile_document_text_executes_nothing(
     answer = last(page, ".text").inner_text()
     assert "9 days" in answer
     page.close()
+
+
+def test_the_demo_page_embeds_the_widget_under_a_strict_policy(
+    browser: Any,  # noqa: F811
+    slow: Stack,
+) -> None:
+    page = open_widget(browser, slow.config.gateway_url + "/widget-demo?key=" + KEYS["demo-sre"])
+    ask(page, QUESTION)
+    assert wait_state(page, "done") == "done"
+    assert "Last-Event-ID" in last(page, ".text").inner_text()
+    assert page.violations == [], page.violations
+    page.close()
