@@ -79,6 +79,13 @@ class KeyRegistry:
             )
         return Principal(key_id=entry.id, tenant=entry.tenant, groups=frozenset(entry.groups))
 
+    def origin_admitted(self, origin: str) -> bool:
+        """Whether some enabled key admits the browser origin (CORS preflight carries no key)."""
+        return any(
+            not e.disabled and ("*" in e.allowed_origins or origin in e.allowed_origins)
+            for e in self._by_digest.values()
+        )
+
 
 def digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import html
 import logging
 import os
 import socket
@@ -12,10 +13,11 @@ from importlib import resources
 
 import redis.asyncio as redis
 from fastapi import FastAPI
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 
 from ragway import __version__
 from services.gateway.api import errors
+from services.gateway.api.cors import Cors
 from services.gateway.api.guard import ApiGuard
 from services.gateway.api.routes import ask, health, runs
 from services.gateway.auth import KeyRegistry
@@ -26,6 +28,8 @@ from services.gateway.runs.store import RunStore
 from services.gateway.settings import GatewaySettings
 
 log = logging.getLogger(__name__)
+
+DEMO_WIDGET_KEY = "rgw-demo-public-key"  # config/api-keys.yaml, for /widget-demo
 
 DESCRIPTION = """Grounded, cited answers from a private knowledge base.
 
@@ -86,11 +90,37 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
     app.include_router(ask.router)
     app.include_router(health.router)
     app.add_middleware(ApiGuard, registry=registry, max_body_bytes=settings.max_body_bytes)
+    # Outermost: a preflight is answered before the guard asks for a key.
+    app.add_middleware(Cors, registry=registry)
 
-    page = resources.files("services.gateway").joinpath("static/index.html").read_text()
+    static = resources.files("services.gateway").joinpath("static")
+    page = static.joinpath("index.html").read_text()
+    widget = static.joinpath("widget.js").read_text()
+    widget_demo = static.joinpath("widget-demo.html").read_text()
 
     @app.get("/", include_in_schema=False)
     async def index() -> HTMLResponse:
         return HTMLResponse(page)
+
+    @app.get("/widget.js", include_in_schema=False)
+    async def widget_js() -> Response:
+        # Embedded by pages of other origins: let them load it under COEP too.
+        return Response(
+            widget,
+            media_type="text/javascript",
+            headers={
+                "Cache-Control": "public, max-age=300",
+                "Cross-Origin-Resource-Policy": "cross-origin",
+                "X-Content-Type-Options": "nosniff",
+            },
+        )
+
+    @app.get("/widget-demo", include_in_schema=False)
+    async def widget_demo_page(key: str = DEMO_WIDGET_KEY) -> HTMLResponse:
+        # ?key= tries another key; escaped, as it lands in an attribute.
+        body = widget_demo.replace(DEMO_WIDGET_KEY, html.escape(key, quote=True))
+        # The policy a careful host page would set: the widget needs nothing inline.
+        csp = "default-src 'none'; script-src 'self'; connect-src 'self'"
+        return HTMLResponse(body, headers={"Content-Security-Policy": csp})
 
     return app

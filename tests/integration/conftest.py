@@ -33,6 +33,7 @@ KEYS = {
     "demo-sre": "key-demo-sre",
     "initech": "key-initech-staff",
     "initech-legal": "key-initech-legal",
+    "hostile": "key-hostile",
 }
 
 
