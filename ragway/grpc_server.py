@@ -46,10 +46,16 @@ def main(
     """
     from ragway import logs
     from ragway.embedding import ModelNotInstalledError
+    from ragway.metrics import serve_metrics
 
     try:
         settings = settings_factory()
         logs.configure(name, settings.log_level)
+        try:
+            serve_metrics(settings.metrics_host, settings.metrics_port)
+        except OSError as exc:
+            where = f"{settings.metrics_host}:{settings.metrics_port}"
+            raise PortInUseError(f"cannot serve metrics on {where}: {exc.strerror}") from exc
         asyncio.run(run(settings))
     except (PortInUseError, ModelNotInstalledError, FileNotFoundError, ValueError) as exc:
         sys.stderr.write(f"{name}: {exc}\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -12,9 +13,12 @@ from importlib import resources
 
 import redis.asyncio as redis
 from fastapi import FastAPI
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
+from redis.exceptions import RedisError
 
 from ragway import __version__
+from ragway.metrics import HttpMetrics, exposition
+from services.gateway import metrics
 from services.gateway.api import errors
 from services.gateway.api.guard import ApiGuard
 from services.gateway.api.routes import ask, health, runs
@@ -26,6 +30,8 @@ from services.gateway.runs.store import RunStore
 from services.gateway.settings import GatewaySettings
 
 log = logging.getLogger(__name__)
+# How often the queue depth gauge is refreshed from Redis: a scrape interval's worth.
+QUEUE_SAMPLE_S = 5.0
 
 DESCRIPTION = """Grounded, cited answers from a private knowledge base.
 
@@ -54,6 +60,9 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
         app.state.clients = clients
         stop = asyncio.Event()
         executor_task = None
+        sampler = asyncio.create_task(
+            _sample_queue_depth(app.state.store, stop), name="queue-depth"
+        )
         if with_executor:
             consumer = f"{socket.gethostname()}-{os.getpid()}"
             executor = RunExecutor(app.state.store, clients, settings)
@@ -69,6 +78,7 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
             yield
         finally:
             stop.set()
+            await sampler
             if executor_task is not None:
                 await executor_task  # finishes the runs it holds
             await clients.close()
@@ -86,6 +96,8 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
     app.include_router(ask.router)
     app.include_router(health.router)
     app.add_middleware(ApiGuard, registry=registry, max_body_bytes=settings.max_body_bytes)
+    # Outermost, so requests the guard refuses (401, 413, 429) are counted too.
+    app.add_middleware(HttpMetrics)
 
     page = resources.files("services.gateway").joinpath("static/index.html").read_text()
 
@@ -93,4 +105,20 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
     async def index() -> HTMLResponse:
         return HTMLResponse(page)
 
+    @app.get("/metrics", include_in_schema=False)
+    async def prometheus_metrics() -> Response:
+        body, content_type = exposition()
+        return Response(body, media_type=content_type)
+
     return app
+
+
+async def _sample_queue_depth(store: RunStore, stop: asyncio.Event) -> None:
+    """Keep ``ragway_queue_depth`` current; a scrape cannot wait on Redis itself."""
+    while not stop.is_set():
+        try:
+            metrics.QUEUE_DEPTH.set(await store.queue_depth())
+        except (RedisError, OSError) as exc:  # the queue reader logs Redis outages already
+            log.debug("queue depth sample failed", extra={"error": str(exc)})
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), QUEUE_SAMPLE_S)

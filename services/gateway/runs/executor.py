@@ -26,7 +26,7 @@ from typing import Protocol
 import grpc
 
 from ragway.v1 import generator_pb2, retriever_pb2
-from services.gateway import clients
+from services.gateway import clients, metrics
 from services.gateway.resilience import CircuitOpenError
 from services.gateway.runs.context import PackedPassage, known_citations, pack
 from services.gateway.runs.events import (
@@ -270,6 +270,7 @@ class RunExecutor:
         await self._store.finish(
             record, event, record_ttl_s=s.record_retention_s, event_ttl_s=s.event_retention_s
         )
+        metrics.observe_run(record)
         log.info(
             "run finished",
             extra={

@@ -217,6 +217,15 @@ class RunStore:
         if entry_ids:
             await self._r.xack(QUEUE, GROUP, *entry_ids)
 
+    async def queue_depth(self) -> int:
+        """Queue entries not yet acknowledged: waiting for an executor, or executing."""
+        groups: Any = await self._r.xinfo_groups(QUEUE)
+        for group in groups:
+            if _text(group["name"]) == GROUP:
+                # lag is None when Redis cannot tell (entries deleted); pending still counts.
+                return int(group.get("lag") or 0) + int(group["pending"])
+        return 0
+
     async def ping(self) -> bool:
         return bool(await self._r.ping())
 
