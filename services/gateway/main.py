@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, Response
 from redis.exceptions import RedisError
 
-from ragway import __version__
+from ragway import __version__, telemetry
 from ragway.metrics import HttpMetrics, exposition
 from services.gateway import metrics
 from services.gateway.api import errors
@@ -117,7 +117,8 @@ async def _sample_queue_depth(store: RunStore, stop: asyncio.Event) -> None:
     """Keep ``ragway_queue_depth`` current; a scrape cannot wait on Redis itself."""
     while not stop.is_set():
         try:
-            metrics.QUEUE_DEPTH.set(await store.queue_depth())
+            with telemetry.untraced():
+                metrics.QUEUE_DEPTH.set(await store.queue_depth())
         except (RedisError, OSError) as exc:  # the queue reader logs Redis outages already
             log.debug("queue depth sample failed", extra={"error": str(exc)})
         with contextlib.suppress(TimeoutError):

@@ -25,6 +25,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 
+from ragway import telemetry
 from ragway.logs import configure
 from ragway.metrics import HttpMetrics, exposition
 from services.ingest.deliveries import DeliveryStore
@@ -162,6 +163,7 @@ def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> Fas
 def main() -> None:
     settings = IngestSettings()
     configure("ingest-api", settings.log_level)
+    telemetry.configure("ragway-ingest-api")
     uvicorn.run(
         create_app(settings),
         host=settings.ingest_host,
