@@ -125,7 +125,10 @@ def _instrument(provider: TracerProvider) -> None:
     GrpcAioInstrumentorServer(filter_=filters.negate(untraced)).instrument(  # type: ignore[no-untyped-call]
         tracer_provider=provider
     )
-    GrpcAioInstrumentorClient().instrument(tracer_provider=provider)  # type: ignore[no-untyped-call]
+    # Readiness probes call the peers' health service: a root trace each, untraced.
+    GrpcAioInstrumentorClient(filter_=filters.negate(filters.health_check())).instrument(  # type: ignore[no-untyped-call]
+        tracer_provider=provider
+    )
     RedisInstrumentor().instrument(tracer_provider=provider)
     HTTPXClientInstrumentor().instrument(tracer_provider=provider)
     CeleryInstrumentor().instrument(tracer_provider=provider)  # type: ignore[no-untyped-call]
