@@ -24,6 +24,7 @@ import logging
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from importlib.util import find_spec
 
 from opentelemetry import baggage, context, trace
 from opentelemetry.context import Context
@@ -105,20 +106,18 @@ def _exporter(env: Mapping[str, str]) -> SpanExporter:
 
 
 def _instrument(provider: TracerProvider) -> None:
-    from opentelemetry.instrumentation.celery import CeleryInstrumentor
-    from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
+    """The instrumentations of the libraries this process has installed.
+
+    Each service image installs only its own libraries (deploy/docker/requirements),
+    and an instrumentation module imports the library it patches.
+    """
     from opentelemetry.instrumentation.grpc import (
         GrpcAioInstrumentorClient,
         GrpcAioInstrumentorServer,
         filters,
     )
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
-    from opentelemetry.instrumentation.redis import RedisInstrumentor
 
-    # No span per ASGI send/receive: an SSE stream would get one per event.
-    FastAPIInstrumentor().instrument(
-        tracer_provider=provider, excluded_urls=EXCLUDED_URLS, exclude_spans=["receive", "send"]
-    )
     # The aio server interceptor awaits every handler; the library health and
     # reflection servicers are synchronous, and probes would be most spans anyway.
     untraced = filters.any_of(filters.health_check(), filters.service_prefix("grpc.reflection."))
@@ -129,9 +128,24 @@ def _instrument(provider: TracerProvider) -> None:
     GrpcAioInstrumentorClient(filter_=filters.negate(filters.health_check())).instrument(  # type: ignore[no-untyped-call]
         tracer_provider=provider
     )
-    RedisInstrumentor().instrument(tracer_provider=provider)
     HTTPXClientInstrumentor().instrument(tracer_provider=provider)
-    CeleryInstrumentor().instrument(tracer_provider=provider)  # type: ignore[no-untyped-call]
+    if find_spec("fastapi") is not None:
+        from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
+
+        # No span per ASGI send/receive: an SSE stream would get one per event.
+        FastAPIInstrumentor().instrument(
+            tracer_provider=provider,
+            excluded_urls=EXCLUDED_URLS,
+            exclude_spans=["receive", "send"],
+        )
+    if find_spec("redis") is not None:
+        from opentelemetry.instrumentation.redis import RedisInstrumentor
+
+        RedisInstrumentor().instrument(tracer_provider=provider)
+    if find_spec("celery") is not None:
+        from opentelemetry.instrumentation.celery import CeleryInstrumentor
+
+        CeleryInstrumentor().instrument(tracer_provider=provider)  # type: ignore[no-untyped-call]
 
 
 class RunAttributes(SpanProcessor):
