@@ -44,12 +44,19 @@ def main(
     Configuration and environment problems (bad settings, missing model, taken
     port) end the process with one clear line and exit status 2, no traceback.
     """
-    from ragway import logs
+    from ragway import logs, telemetry
     from ragway.embedding import ModelNotInstalledError
+    from ragway.metrics import serve_metrics
 
     try:
         settings = settings_factory()
         logs.configure(name, settings.log_level)
+        telemetry.configure(f"ragway-{name}")  # before the server: instrumentation patches it
+        try:
+            serve_metrics(settings.metrics_host, settings.metrics_port)
+        except OSError as exc:
+            where = f"{settings.metrics_host}:{settings.metrics_port}"
+            raise PortInUseError(f"cannot serve metrics on {where}: {exc.strerror}") from exc
         asyncio.run(run(settings))
     except (PortInUseError, ModelNotInstalledError, FileNotFoundError, ValueError) as exc:
         sys.stderr.write(f"{name}: {exc}\n")

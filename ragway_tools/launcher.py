@@ -54,6 +54,9 @@ class StackConfig:
     generator_port: int = 7102
     gateway_port: int = 8000
     ingest_port: int = 7103
+    # The gRPC services' Prometheus listeners (RAGWAY_METRICS_PORT); 0 serves none.
+    retriever_metrics_port: int = 0
+    generator_metrics_port: int = 0
     # The demo's webhook signing secret; deployments set RAGWAY_WEBHOOK_SECRET.
     webhook_secret: str = "rgw-demo-webhook-secret"
     api_keys_file: Path = Path("config/api-keys.yaml")
@@ -92,6 +95,8 @@ class StackConfig:
                 "generator_port",
                 "gateway_port",
                 "ingest_port",
+                "retriever_metrics_port",
+                "generator_metrics_port",
             )
         }
         return cls(data_dir=data_dir, **(ports | overrides))
@@ -190,17 +195,40 @@ class Stack:
         self.preflight()
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         self.start_redis()
-        self._spawn("retriever", [sys.executable, "-m", "services.retriever"])
-        self._spawn("generator", [sys.executable, "-m", "services.generator"])
+        self._spawn(
+            "retriever",
+            [sys.executable, "-m", "services.retriever"],
+            self._metrics_env("retriever"),
+        )
+        self._spawn(
+            "generator",
+            [sys.executable, "-m", "services.generator"],
+            self._metrics_env("generator"),
+        )
         self.wait_grpc("retriever", self.config.retriever_addr)
         self.wait_grpc("generator", self.config.generator_addr)
 
     def start_service(self, name: str) -> None:
         """One gRPC service ("retriever" or "generator") on its configured port."""
         self.logs_dir.mkdir(parents=True, exist_ok=True)
-        self._spawn(name, [sys.executable, "-m", f"services.{name}"])
+        self._spawn(name, [sys.executable, "-m", f"services.{name}"], self._metrics_env(name))
         addr = self.config.retriever_addr if name == "retriever" else self.config.generator_addr
         self.wait_grpc(name, addr)
+
+    def metrics_url(self, name: str) -> str | None:
+        """Where the retriever's or generator's /metrics is served; None when off."""
+        port = self._metrics_port(name)
+        return f"http://{self.config.host}:{port}/metrics" if port else None
+
+    def _metrics_port(self, name: str) -> int:
+        c = self.config
+        return c.retriever_metrics_port if name == "retriever" else c.generator_metrics_port
+
+    def _metrics_env(self, name: str) -> dict[str, str]:
+        return {
+            "RAGWAY_METRICS_HOST": self.config.host,
+            "RAGWAY_METRICS_PORT": str(self._metrics_port(name)),
+        }
 
     def start_redis(self) -> None:
         c = self.config

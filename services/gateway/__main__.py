@@ -7,7 +7,7 @@ import sys
 
 import uvicorn
 
-from ragway import logs
+from ragway import logs, telemetry
 from services.gateway.main import create_app
 from services.gateway.settings import GatewaySettings
 
@@ -42,6 +42,7 @@ def main() -> int:
         sys.stderr.write(f"gateway: cannot listen on {where}: {exc.strerror}\n")
         return 2
     try:
+        telemetry.configure("ragway-gateway")  # before the app: instrumentation patches FastAPI
         app = create_app(settings)
     except (FileNotFoundError, ValueError) as exc:
         sys.stderr.write(f"gateway: {exc}\n")

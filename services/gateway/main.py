@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import logging
 import os
@@ -14,8 +15,11 @@ from importlib import resources
 import redis.asyncio as redis
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, Response
+from redis.exceptions import RedisError
 
-from ragway import __version__
+from ragway import __version__, telemetry
+from ragway.metrics import HttpMetrics, exposition
+from services.gateway import metrics
 from services.gateway.api import errors
 from services.gateway.api.cors import Cors
 from services.gateway.api.guard import ApiGuard
@@ -28,6 +32,8 @@ from services.gateway.runs.store import RunStore
 from services.gateway.settings import GatewaySettings
 
 log = logging.getLogger(__name__)
+# How often the queue depth gauge is refreshed from Redis: a scrape interval's worth.
+QUEUE_SAMPLE_S = 5.0
 
 DEMO_WIDGET_KEY = "rgw-demo-public-key"  # config/api-keys.yaml, for /widget-demo
 
@@ -58,6 +64,9 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
         app.state.clients = clients
         stop = asyncio.Event()
         executor_task = None
+        sampler = asyncio.create_task(
+            _sample_queue_depth(app.state.store, stop), name="queue-depth"
+        )
         if with_executor:
             consumer = f"{socket.gethostname()}-{os.getpid()}"
             executor = RunExecutor(app.state.store, clients, settings)
@@ -73,6 +82,7 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
             yield
         finally:
             stop.set()
+            await sampler
             if executor_task is not None:
                 await executor_task  # finishes the runs it holds
             await clients.close()
@@ -90,8 +100,10 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
     app.include_router(ask.router)
     app.include_router(health.router)
     app.add_middleware(ApiGuard, registry=registry, max_body_bytes=settings.max_body_bytes)
-    # Outermost: a preflight is answered before the guard asks for a key.
+    # Outside the guard: a preflight is answered before the guard asks for a key.
     app.add_middleware(Cors, registry=registry)
+    # Outermost, so requests the guard or CORS refuse (401, 403, 413, 429) are counted too.
+    app.add_middleware(HttpMetrics)
 
     static = resources.files("services.gateway").joinpath("static")
     page = static.joinpath("index.html").read_text()
@@ -123,4 +135,21 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
         csp = "default-src 'none'; script-src 'self'; connect-src 'self'"
         return HTMLResponse(body, headers={"Content-Security-Policy": csp})
 
+    @app.get("/metrics", include_in_schema=False)
+    async def prometheus_metrics() -> Response:
+        body, content_type = exposition()
+        return Response(body, media_type=content_type)
+
     return app
+
+
+async def _sample_queue_depth(store: RunStore, stop: asyncio.Event) -> None:
+    """Keep ``ragway_queue_depth`` current; a scrape cannot wait on Redis itself."""
+    while not stop.is_set():
+        try:
+            with telemetry.untraced():
+                metrics.QUEUE_DEPTH.set(await store.queue_depth())
+        except (RedisError, OSError) as exc:  # the queue reader logs Redis outages already
+            log.debug("queue depth sample failed", extra={"error": str(exc)})
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), QUEUE_SAMPLE_S)

@@ -15,6 +15,7 @@ import grpc
 
 from ragway.v1 import generator_pb2 as pb
 from ragway.v1 import generator_pb2_grpc as pb_grpc
+from services.generator import metrics
 from services.generator.backends.base import (
     Delta,
     Final,
@@ -100,6 +101,9 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
 
 def _final(event: Final, by_number: dict[int, Passage], run_id: str) -> pb.GenerateFinal:
     final = review_final(event, by_number, run_id=run_id)
+    metrics.ANSWERS.labels(final.verdict.value).inc()
+    if final.refusal_reason is not None:
+        metrics.REFUSALS.labels(final.refusal_reason.value).inc()
     return pb.GenerateFinal(
         answer=final.answer,
         cited_passages=final.cited_passages,

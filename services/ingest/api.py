@@ -1,7 +1,7 @@
 """The ingest HTTP API: ``python -m services.ingest.api`` (default 127.0.0.1:7103).
 
     POST /v1/webhooks/documents   signed delivery → 202 queued | 200 duplicate
-    GET  /healthz, /readyz
+    GET  /healthz, /readyz, /metrics (Prometheus)
 
 A delivery is checked in this order, and refused at the first failure, before
 anything is stored: size (413), signature and timestamp (401), delivery id
@@ -22,10 +22,12 @@ import uvicorn
 from celery import Celery
 from fastapi import FastAPI, Header, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 
+from ragway import telemetry
 from ragway.logs import configure
+from ragway.metrics import HttpMetrics, exposition
 from services.ingest.deliveries import DeliveryStore
 from services.ingest.models import PAYLOAD
 from services.ingest.settings import IngestSettings
@@ -74,6 +76,13 @@ def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> Fas
         version="1",
         description="Signed webhooks that keep the knowledge builds true to their sources.",
     )
+
+    app.add_middleware(HttpMetrics)
+
+    @app.get("/metrics", include_in_schema=False)
+    async def prometheus_metrics() -> Response:
+        body, content_type = exposition()
+        return Response(body, media_type=content_type)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
@@ -172,6 +181,7 @@ def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> Fas
 def main() -> None:
     settings = IngestSettings()
     configure("ingest-api", settings.log_level)
+    telemetry.configure("ragway-ingest-api")
     uvicorn.run(
         create_app(settings),
         host=settings.ingest_host,

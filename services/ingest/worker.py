@@ -20,6 +20,7 @@ import grpc
 import redis
 from celery import Celery, Task, signals
 
+from ragway import telemetry
 from ragway.logs import configure
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
 from services.ingest.apply import PermanentError, TransientError, process
@@ -57,6 +58,12 @@ app = create_celery(settings)
 def _structured_logs(**_: Any) -> None:
     """The same key=value log lines as every other ragway process (not Celery's own)."""
     configure("ingest-worker", settings.log_level)
+
+
+@signals.worker_process_init.connect
+def _tracing(**_: Any) -> None:
+    """Tracing per pool process: the exporter's thread would not survive the fork."""
+    telemetry.configure("ragway-ingest-worker")
 
 
 @cache

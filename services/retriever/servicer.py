@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from concurrent.futures import Executor
 
 import grpc
@@ -16,7 +17,7 @@ import grpc
 from ragway.embedding import Embedder
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
-from services.retriever import writes
+from services.retriever import metrics, writes
 from services.retriever.admin import BuildAdmin, abort
 from services.retriever.catalog import BuildCatalog
 from services.retriever.model import OPEN_END, AccessScope, ChunkRecord, Status
@@ -102,10 +103,14 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         build = await self._open(request.build, context)
+        t0 = time.perf_counter()
         try:
             outcome = await self._searcher.search(build, query, scope, options)
         except AllRetrieversFailedError as exc:
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, str(exc))
+        metrics.observe_search(
+            outcome.mode.value, time.perf_counter() - t0, outcome.timings_ms, outcome.degraded
+        )
         return pb.SearchResponse(
             hits=[
                 pb.SearchHit(

@@ -52,7 +52,7 @@ async def accept_and_abandon(port: int) -> str:
     record = demo_record()
     await store.create(record, {"question": QUESTION}, None, 60)
     taken = await store.next_runs("gateway-that-dies", count=1, block_ms=1000)
-    assert [run_id for _, run_id in taken] == [record.id]
+    assert [entry.run_id for entry in taken] == [record.id]
     record.status, record.attempts = RunStatus.RUNNING, 1
     await store.save(record)
     await store.append(record.id, RunStarted(attempt=1, restarted=False))
@@ -115,7 +115,7 @@ async def finish_without_terminal_event(port: int) -> str:
     record = demo_record()
     await store.create(record, {"question": QUESTION}, None, 60)
     taken = await store.next_runs("gateway-that-dies", count=1, block_ms=1000)
-    assert [run_id for _, run_id in taken] == [record.id]
+    assert [entry.run_id for entry in taken] == [record.id]
     record.status, record.attempts, record.answer = RunStatus.SUCCEEDED, 1, "An answer"
     await store.append(record.id, RunStarted(attempt=1, restarted=False))
     await store.save(record)  # ...and the gateway died here

@@ -26,8 +26,9 @@ from typing import Protocol
 import grpc
 
 from ragway.v1 import generator_pb2, retriever_pb2
-from services.gateway import clients
+from services.gateway import clients, metrics
 from services.gateway.resilience import CircuitOpenError
+from services.gateway.runs import tracing
 from services.gateway.runs.context import PackedPassage, known_citations, pack
 from services.gateway.runs.events import (
     AnswerCompleted,
@@ -130,9 +131,11 @@ class RunExecutor:
         await self._store.save(record)
         await self._store.append(run_id, RunStarted(attempt=record.attempts, restarted=restarted))
         try:
-            passages = await self._retrieve(record)
+            with tracing.stage("retrieval", record):
+                passages = await self._retrieve(record)
             await self._stop_if_cancelled(record)
-            await self._generate(record, passages, started)
+            with tracing.stage("ragway.generate", record):
+                await self._generate(record, passages, started)
             record.status = RunStatus.SUCCEEDED
         except RunCancelledError:
             record.status = RunStatus.CANCELLED
@@ -270,6 +273,7 @@ class RunExecutor:
         await self._store.finish(
             record, event, record_ttl_s=s.record_retention_s, event_ttl_s=s.event_retention_s
         )
+        metrics.observe_run(record)
         log.info(
             "run finished",
             extra={

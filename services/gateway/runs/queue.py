@@ -18,19 +18,18 @@ from typing import Protocol
 
 from redis.exceptions import RedisError
 
+from ragway import telemetry
+from services.gateway.runs.store import QueuedRun
+
 log = logging.getLogger(__name__)
 
 
 class QueueStore(Protocol):
     async def ensure_queue(self) -> None: ...
 
-    async def next_runs(
-        self, consumer: str, count: int, block_ms: int
-    ) -> list[tuple[str, str]]: ...
+    async def next_runs(self, consumer: str, count: int, block_ms: int) -> list[QueuedRun]: ...
 
-    async def reclaim(
-        self, consumer: str, min_idle_ms: int, count: int
-    ) -> list[tuple[str, str]]: ...
+    async def reclaim(self, consumer: str, min_idle_ms: int, count: int) -> list[QueuedRun]: ...
 
     async def touch(self, consumer: str, entry_ids: Sequence[str]) -> None: ...
 
@@ -65,41 +64,49 @@ class RunQueue:
                 await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
                 continue
             try:
-                if not queue_ready:
-                    await self._store.ensure_queue()
-                    queue_ready = True
-                entries: list[tuple[str, str]] = []
-                if loop.time() >= next_reclaim:
-                    # Runs whose executor died: any replica finishes them.
-                    entries = await self._store.reclaim(
-                        self._consumer, lease_ms, self._limit - len(self._tasks)
-                    )
-                    next_reclaim = loop.time() + self._lease_s / 3
-                    for _, run_id in entries:
-                        log.warning("reclaimed run", extra={"run_id": run_id})
-                if not entries:
-                    entries = await self._store.next_runs(
-                        self._consumer, count=self._limit - len(self._tasks), block_ms=500
-                    )
+                # Polls are not traced: each would be a trace of its own, twice a second.
+                with telemetry.untraced():
+                    if not queue_ready:
+                        await self._store.ensure_queue()
+                        queue_ready = True
+                    entries: list[QueuedRun] = []
+                    if loop.time() >= next_reclaim:
+                        # Runs whose executor died: any replica finishes them.
+                        entries = await self._store.reclaim(
+                            self._consumer, lease_ms, self._limit - len(self._tasks)
+                        )
+                        next_reclaim = loop.time() + self._lease_s / 3
+                        for entry in entries:
+                            log.warning("reclaimed run", extra={"run_id": entry.run_id})
+                    if not entries:
+                        entries = await self._store.next_runs(
+                            self._consumer, count=self._limit - len(self._tasks), block_ms=500
+                        )
             except (RedisError, OSError) as exc:  # Redis restarting: back off, retry
                 log.warning("queue read failed", extra={"error": str(exc)})
                 queue_ready = False
                 await asyncio.sleep(0.5)
                 continue
-            for entry_id, run_id in entries:
-                task = asyncio.create_task(self._execute_and_ack(entry_id, run_id))
+            for entry in entries:
+                task = asyncio.create_task(self._execute_and_ack(entry))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
         if self._tasks:
             await asyncio.wait(self._tasks)
 
-    async def _execute_and_ack(self, entry_id: str, run_id: str) -> None:
-        lease = asyncio.create_task(self._hold_lease(entry_id))
+    async def _execute_and_ack(self, entry: QueuedRun) -> None:
+        lease = asyncio.create_task(self._hold_lease(entry.entry_id))
         try:
-            await self._execute(run_id)
-            await self._store.ack([entry_id])
+            # Spans of the run join the trace of the request that queued it.
+            with (
+                telemetry.continue_trace(entry.traceparent, run_id=entry.run_id),
+                telemetry.tracer.start_as_current_span("ragway.run"),
+            ):
+                await self._execute(entry.run_id)
+            with telemetry.untraced():
+                await self._store.ack([entry.entry_id])
         except Exception:  # the entry stays pending: another executor reclaims it
-            log.exception("run execution crashed", extra={"run_id": run_id})
+            log.exception("run execution crashed", extra={"run_id": entry.run_id})
         finally:
             lease.cancel()
 
@@ -108,6 +115,7 @@ class RunQueue:
         while True:
             await asyncio.sleep(self._lease_s / 3)
             try:
-                await self._store.touch(self._consumer, [entry_id])
+                with telemetry.untraced():
+                    await self._store.touch(self._consumer, [entry_id])
             except (RedisError, OSError) as exc:
                 log.warning("lease heartbeat failed", extra={"error": str(exc)})

@@ -15,11 +15,12 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import redis.asyncio as redis
 from redis.exceptions import ResponseError
 
+from ragway import telemetry
 from services.gateway.runs.errors import IdempotencyConflict
 from services.gateway.runs.events import RunAcceptedEvent, RunEvent
 from services.gateway.runs.models import RunRecord, now_ms
@@ -35,7 +36,11 @@ if ARGV[4] == '1' then
 end
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('XADD', KEYS[3], '*', 'type', ARGV[6], 'data', ARGV[7])
-redis.call('XADD', KEYS[4], '*', 'run_id', ARGV[1])
+if ARGV[8] == '' then
+  redis.call('XADD', KEYS[4], '*', 'run_id', ARGV[1])
+else
+  redis.call('XADD', KEYS[4], '*', 'run_id', ARGV[1], 'traceparent', ARGV[8])
+end
 return {1, ARGV[1]}
 """
 
@@ -57,6 +62,14 @@ class Event:
     id: str
     type: str
     data: str  # JSON
+
+
+class QueuedRun(NamedTuple):
+    """One queue entry: the run to execute, and the trace of the request that queued it."""
+
+    entry_id: str
+    run_id: str
+    traceparent: str  # W3C; "" when the run was queued with tracing off
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +113,8 @@ class RunStore:
                 idempotency_ttl_s,
                 accepted.TYPE.value,
                 accepted.data(),
+                # The executor continues the trace of the request that queued the run.
+                telemetry.current_traceparent(),
             ],
         )
         flag, payload = int(result[0]), _text(result[1])
@@ -184,17 +199,17 @@ class RunStore:
         return events
 
     # The work queue (consumer group): any gateway replica may execute any run.
-    async def next_runs(self, consumer: str, count: int, block_ms: int) -> list[tuple[str, str]]:
+    async def next_runs(self, consumer: str, count: int, block_ms: int) -> list[QueuedRun]:
         reply: Any = await self._r.xreadgroup(
             GROUP, consumer, {QUEUE: ">"}, count=count, block=block_ms
         )
-        out: list[tuple[str, str]] = []
-        for _stream, entries in reply or []:
-            for entry_id, fields in entries:
-                out.append((_text(entry_id), _text(fields[b"run_id"])))
-        return out
+        return [
+            _queued(entry_id, fields)
+            for _stream, entries in reply or []
+            for entry_id, fields in entries
+        ]
 
-    async def reclaim(self, consumer: str, min_idle_ms: int, count: int) -> list[tuple[str, str]]:
+    async def reclaim(self, consumer: str, min_idle_ms: int, count: int) -> list[QueuedRun]:
         """Take over queue entries whose executor went silent for ``min_idle_ms``.
 
         A live executor touches its entries (``touch``) more often than that, so
@@ -203,9 +218,7 @@ class RunStore:
         reply: Any = await self._r.xautoclaim(
             QUEUE, GROUP, consumer, min_idle_time=min_idle_ms, start_id="0-0", count=count
         )
-        return [
-            (_text(entry_id), _text(fields[b"run_id"])) for entry_id, fields in reply[1] if fields
-        ]
+        return [_queued(entry_id, fields) for entry_id, fields in reply[1] if fields]
 
     async def touch(self, consumer: str, entry_ids: Sequence[str]) -> None:
         """Reset the idle time of entries this executor holds (its lease heartbeat)."""
@@ -217,8 +230,24 @@ class RunStore:
         if entry_ids:
             await self._r.xack(QUEUE, GROUP, *entry_ids)
 
+    async def queue_depth(self) -> int:
+        """Queue entries not yet acknowledged: waiting for an executor, or executing."""
+        groups: Any = await self._r.xinfo_groups(QUEUE)
+        for group in groups:
+            if _text(group["name"]) == GROUP:
+                # lag is None when Redis cannot tell (entries deleted); pending still counts.
+                return int(group.get("lag") or 0) + int(group["pending"])
+        return 0
+
     async def ping(self) -> bool:
         return bool(await self._r.ping())
+
+
+def _queued(entry_id: bytes, fields: dict[bytes, bytes]) -> QueuedRun:
+    traceparent = fields.get(b"traceparent")
+    return QueuedRun(
+        _text(entry_id), _text(fields[b"run_id"]), _text(traceparent) if traceparent else ""
+    )
 
 
 def _text(value: bytes | str) -> str:

@@ -1,0 +1,72 @@
+"""The gateway's Prometheus metrics (names and labels in docs/observability.md).
+
+Observed where a run ends (``observe_run``), from the run record, so the metrics
+agree with GET /v1/runs/{id} and the executor's flow needs no extra branches.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+from ragway.metrics import LATENCY_BUCKETS, REGISTRY, reason_label
+from services.gateway.runs.models import RunRecord, RunStatus
+
+# Until canary routing exists every run takes the baseline path.
+BASELINE = "baseline"
+# The record's timings that are stages of the gateway's own flow.
+STAGES = ("retrieve", "first_token", "generate")
+
+RUN_DURATION = Histogram(
+    "ragway_run_duration_seconds",
+    "Time from a run's start by an executor to its end.",
+    ["path", "outcome"],
+    buckets=LATENCY_BUCKETS,
+    registry=REGISTRY,
+)
+STAGE_DURATION = Histogram(
+    "ragway_stage_duration_seconds",
+    "Duration of one stage of a run (retrieve, first_token, generate).",
+    ["stage"],
+    buckets=LATENCY_BUCKETS,
+    registry=REGISTRY,
+)
+RUNS = Counter(
+    "ragway_runs",
+    "Runs ended, by outcome: completed, refused, failed, cancelled.",
+    ["outcome"],
+    registry=REGISTRY,
+)
+DEGRADATIONS = Counter(
+    "ragway_degradations",
+    "Degradations reported on ended runs, by stage and reason.",
+    ["stage", "reason"],
+    registry=REGISTRY,
+)
+QUEUE_DEPTH = Gauge(
+    "ragway_queue_depth",
+    "Runs in the Redis run queue not yet acknowledged (waiting or executing).",
+    registry=REGISTRY,
+)
+
+
+def outcome(record: RunRecord) -> str:
+    if record.status is RunStatus.SUCCEEDED:
+        return "refused" if record.refused else "completed"
+    if record.status is RunStatus.CANCELLED:
+        return "cancelled"
+    return "failed"
+
+
+def observe_run(record: RunRecord) -> None:
+    """Count one ended run; called once per run, where its terminal event is written."""
+    result = outcome(record)
+    RUNS.labels(result).inc()
+    total_ms = record.timings_ms.get("total")
+    if total_ms is not None:
+        RUN_DURATION.labels(BASELINE, result).observe(total_ms / 1000)
+    for stage in STAGES:
+        ms = record.timings_ms.get(stage)
+        if ms is not None:
+            STAGE_DURATION.labels(stage).observe(ms / 1000)
+    for d in record.degraded:
+        DEGRADATIONS.labels(d.stage, reason_label(d.reason)).inc()

@@ -1,0 +1,20 @@
+"""The generator's Prometheus metrics (names and labels in docs/observability.md)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter
+
+from ragway.metrics import REGISTRY
+
+ANSWERS = Counter(
+    "ragway_generator_answers",
+    "Final answers sent, by verdict (grounded, refused).",
+    ["verdict"],
+    registry=REGISTRY,
+)
+REFUSALS = Counter(
+    "ragway_generator_refusals",
+    "Refusals sent, by reason (no_evidence, weak_evidence, model_abstained).",
+    ["reason"],
+    registry=REGISTRY,
+)

@@ -1,0 +1,38 @@
+"""The retriever's Prometheus metrics (names and labels in docs/observability.md)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+from ragway.metrics import LATENCY_BUCKETS, REGISTRY, reason_label
+
+SEARCH_DURATION = Histogram(
+    "ragway_retriever_search_duration_seconds",
+    "Duration of one Search call, by retrieval mode (hybrid, sparse, dense).",
+    ["mode"],
+    buckets=LATENCY_BUCKETS,
+    registry=REGISTRY,
+)
+SEARCH_STAGE_DURATION = Histogram(
+    "ragway_retriever_stage_duration_seconds",
+    "Duration of one stage inside a Search call (embed, sparse, dense, fuse, rerank).",
+    ["stage"],
+    buckets=LATENCY_BUCKETS,
+    registry=REGISTRY,
+)
+SEARCH_DEGRADATIONS = Counter(
+    "ragway_retriever_degradations",
+    "Search calls answered without a stage, by stage and reason.",
+    ["stage", "reason"],
+    registry=REGISTRY,
+)
+
+
+def observe_search(
+    mode: str, seconds: float, timings_ms: dict[str, float], degraded: list[tuple[str, str]]
+) -> None:
+    SEARCH_DURATION.labels(mode).observe(seconds)
+    for stage, ms in timings_ms.items():
+        SEARCH_STAGE_DURATION.labels(stage).observe(ms / 1000)
+    for stage, reason in degraded:
+        SEARCH_DEGRADATIONS.labels(stage, reason_label(reason)).inc()

@@ -1,0 +1,81 @@
+"""The services' Prometheus metrics on the real processes: scraped, parsed, and moving."""
+
+from __future__ import annotations
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from ragway_tools.launcher import Stack
+from tests.integration.conftest import auth
+from tests.integration.sse import read_events, start_run
+
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def scrape(url: str) -> Samples:
+    resp = httpx.get(url, timeout=10)
+    assert resp.status_code == 200, resp.text
+    assert resp.headers["content-type"].startswith("text/plain")
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(resp.text)
+        for s in family.samples
+    }
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+def service_url(stack: Stack, name: str) -> str:
+    url = stack.metrics_url(name)
+    assert url is not None, f"the test stack serves no metrics for the {name}"
+    return url
+
+
+def test_a_grounded_and_a_refused_run_move_the_counters_of_every_service(
+    api: httpx.Client, stack: Stack
+) -> None:
+    gateway_url = f"{stack.config.gateway_url}/metrics"
+    before = {
+        "gateway": scrape(gateway_url),
+        "retriever": scrape(service_url(stack, "retriever")),
+        "generator": scrape(service_url(stack, "generator")),
+    }
+    for question in (
+        "How do I resume a stream after a disconnect?",
+        "What is the capital of France?",
+    ):
+        run_id = start_run(api, question, auth("demo"))
+        assert read_events(api, run_id, auth("demo"))[-1].event == "run.completed"
+    after = {
+        "gateway": scrape(gateway_url),
+        "retriever": scrape(service_url(stack, "retriever")),
+        "generator": scrape(service_url(stack, "generator")),
+    }
+
+    def moved(service: str, name: str, **labels: str) -> float:
+        return value(after[service], name, **labels) - value(before[service], name, **labels)
+
+    assert moved("gateway", "ragway_runs_total", outcome="completed") >= 1
+    assert moved("gateway", "ragway_runs_total", outcome="refused") >= 1
+    posts = dict(route="/v1/runs", method="POST", status="202")
+    assert moved("gateway", "ragway_http_requests_total", **posts) >= 2
+    events = dict(route="/v1/runs/{run_id}/events", method="GET", status="200")
+    assert moved("gateway", "ragway_http_requests_total", **events) >= 2
+    for outcome in ("completed", "refused"):
+        count = "ragway_run_duration_seconds_count"
+        assert moved("gateway", count, path="baseline", outcome=outcome) >= 1
+    for stage in ("retrieve", "generate"):
+        assert moved("gateway", "ragway_stage_duration_seconds_count", stage=stage) >= 2
+    # Only the grounded answer streams deltas, so only it has a first token.
+    assert moved("gateway", "ragway_stage_duration_seconds_count", stage="first_token") >= 1
+    assert ("ragway_queue_depth", frozenset()) in after["gateway"]
+
+    search = "ragway_retriever_search_duration_seconds_count"
+    assert moved("retriever", search, mode="hybrid") >= 2
+    for stage in ("sparse", "dense", "embed"):
+        assert moved("retriever", "ragway_retriever_stage_duration_seconds_count", stage=stage) >= 2
+
+    assert moved("generator", "ragway_generator_answers_total", verdict="grounded") >= 1
+    assert moved("generator", "ragway_generator_refusals_total", reason="weak_evidence") >= 1

@@ -1,0 +1,87 @@
+"""Tracing on, on real processes: one run is one trace across gateway, retriever and generator.
+
+A private stack runs with ``OTEL_TRACES_EXPORTER=console``, so every process writes
+its finished spans as JSON to its log; the test reads them back from the logs.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ragway.kb import Defaults, discover, parse_document
+from ragway_tools.launcher import Stack, StackConfig
+from ragway_tools.loading import load_documents
+from tests.conftest import FIXTURES, ROOT
+from tests.integration.conftest import auth
+from tests.integration.sse import read_events, start_run
+
+PARTS = ("gateway", "retriever", "generator")
+
+
+@pytest.fixture
+def traced(tmp_path: Path) -> Iterator[Stack]:
+    config = StackConfig.on_free_ports(
+        tmp_path,
+        api_keys_file=FIXTURES / "api-keys.yaml",
+        # A short batch delay: the spans reach the log before the test reads it.
+        extra_env={"OTEL_TRACES_EXPORTER": "console", "OTEL_BSP_SCHEDULE_DELAY": "100"},
+    )
+    s = Stack(config)
+    try:
+        s.start_backends()
+        docs = [
+            parse_document(path, root, Defaults(tenant="demo", groups=("public",)))
+            for path, root in discover([ROOT / "kb/demo"])
+        ]
+        load_documents(config.retriever_addr, docs)
+        s.start_gateway()
+        yield s
+    finally:
+        s.stop()
+
+
+def spans_in(log: Path) -> list[dict[str, Any]]:
+    """The console exporter's JSON objects among the log's key=value lines."""
+    text, decoder, spans, at = log.read_text(), json.JSONDecoder(), [], 0
+    while (start := text.find('{\n    "name"', at)) >= 0:
+        span, at = decoder.raw_decode(text, start)
+        spans.append(span)
+    return spans
+
+
+def test_one_run_is_one_trace_from_the_request_to_the_retriever_and_generator(
+    traced: Stack,
+) -> None:
+    with httpx.Client(base_url=traced.config.gateway_url, timeout=30) as api:
+        run_id = start_run(api, "How do I resume a stream after a disconnect?", auth("demo"))
+        assert read_events(api, run_id, auth("demo"))[-1].event == "run.completed"
+    time.sleep(1.0)  # a few batch delays
+    logs = traced.config.data_dir / "logs"
+    spans = {part: spans_in(logs / f"{part}.log") for part in PARTS}
+    run_spans = {
+        part: [s for s in found if s["attributes"].get("ragway.run_id") == run_id]
+        for part, found in spans.items()
+    }
+    names = {part: {s["name"] for s in found} for part, found in run_spans.items()}
+    assert {"ragway.run", "retrieval", "ragway.generate"} <= names["gateway"]
+    assert "/ragway.v1.Retriever/Search" in names["retriever"]
+    assert "/ragway.v1.Generator/Generate" in names["generator"]
+    trace_ids = {s["context"]["trace_id"] for found in run_spans.values() for s in found}
+    assert len(trace_ids) == 1, "every span of the run is in one trace"
+    # The run's trace is the one of the POST that queued it.
+    [post] = [s for s in spans["gateway"] if s["name"] == "POST /v1/runs"]
+    assert post["context"]["trace_id"] in trace_ids
+    [search] = [s for s in run_spans["retriever"] if s["name"] == "/ragway.v1.Retriever/Search"]
+    assert search["attributes"]["ragway.tenant"] == "demo"
+    assert search["resource"]["attributes"]["service.name"] == "ragway-retriever"
+    # Probes and queue polls leave no traces of their own.
+    every = [s["name"] for found in spans.values() for s in found]
+    assert "XREADGROUP" not in every
+    assert not any("grpc.health" in name for name in every)

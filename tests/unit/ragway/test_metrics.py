@@ -1,0 +1,146 @@
+"""Metric names and labels follow the Prometheus conventions; the HTTP counter uses templates."""
+
+from __future__ import annotations
+
+import re
+
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
+
+# Imported for their side effect: each registers its service's metrics.
+import services.gateway.metrics as gateway_metrics
+import services.generator.metrics
+import services.retriever.metrics
+from ragway.metrics import REGISTRY, HttpMetrics, exposition, reason_label
+from services.gateway.runs.models import Degradation, RunStatus
+from tests.integration.runs import demo_record
+
+_SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
+# Labels that would carry user data or grow without bound.
+_FORBIDDEN_LABELS = {"question", "query", "run_id", "tenant", "key_id", "text"}
+
+
+def families() -> dict[str, tuple[str, set[str]]]:
+    """name -> (type, label names) of every metric the services register."""
+    out: dict[str, tuple[str, set[str]]] = {}
+    for metric in REGISTRY.collect():
+        labels = {k for s in metric.samples for k in s.labels if k != "le"}
+        out[metric.name] = (metric.type, labels)
+    return out
+
+
+def test_every_metric_is_prefixed_snake_case_with_a_unit_or_total_suffix() -> None:
+    assert services.generator.metrics.REFUSALS is not None
+    assert services.retriever.metrics.SEARCH_DURATION is not None
+    found = families()
+    assert len(found) >= 10
+    for name, (kind, labels) in found.items():
+        assert name.startswith("ragway_") and _SNAKE.match(name), name
+        if kind == "histogram":
+            assert name.endswith("_seconds"), f"{name}: a histogram of durations is in seconds"
+        if kind == "counter":
+            # prometheus_client strips _total from the family; the sample carries it.
+            assert not name.endswith("_total"), name
+        assert all(_SNAKE.match(label) for label in labels), (name, labels)
+        assert not labels & _FORBIDDEN_LABELS, (name, labels)
+
+
+def test_the_documented_metrics_exist_with_their_labels() -> None:
+    found = families()
+    expected = {
+        "ragway_http_requests": "counter",
+        "ragway_run_duration_seconds": "histogram",
+        "ragway_stage_duration_seconds": "histogram",
+        "ragway_runs": "counter",
+        "ragway_degradations": "counter",
+        "ragway_queue_depth": "gauge",
+        "ragway_retriever_search_duration_seconds": "histogram",
+        "ragway_retriever_stage_duration_seconds": "histogram",
+        "ragway_retriever_degradations": "counter",
+        "ragway_generator_answers": "counter",
+        "ragway_generator_refusals": "counter",
+    }
+    assert {name: found[name][0] for name in expected} == expected
+    # Label names come from the declarations, which samples only show once observed.
+    declared = {
+        gateway_metrics.RUN_DURATION: ("path", "outcome"),
+        gateway_metrics.STAGE_DURATION: ("stage",),
+        gateway_metrics.RUNS: ("outcome",),
+        gateway_metrics.DEGRADATIONS: ("stage", "reason"),
+        services.retriever.metrics.SEARCH_DURATION: ("mode",),
+        services.generator.metrics.REFUSALS: ("reason",),
+    }
+    for metric, labels in declared.items():
+        assert metric._labelnames == labels
+
+
+def test_an_ended_run_counts_once_under_its_outcome_with_stage_timings() -> None:
+    record = demo_record()
+    record.status = RunStatus.SUCCEEDED
+    record.refused = True
+    record.timings_ms = {"total": 120.0, "retrieve": 20.0, "generate": 90.0}
+    record.degraded = [
+        Degradation(stage="sparse", reason="sparse search missed its 900 ms deadline")
+    ]
+
+    def sample(name: str, **labels: str) -> float:
+        return REGISTRY.get_sample_value(name, labels) or 0.0
+
+    runs = sample("ragway_runs_total", outcome="refused")
+    stage = sample("ragway_stage_duration_seconds_count", stage="retrieve")
+    first = sample("ragway_stage_duration_seconds_count", stage="first_token")
+    degraded = sample(
+        "ragway_degradations_total", stage="sparse", reason="sparse search missed its N ms deadline"
+    )
+    gateway_metrics.observe_run(record)
+    assert sample("ragway_runs_total", outcome="refused") == runs + 1
+    assert sample("ragway_stage_duration_seconds_count", stage="retrieve") == stage + 1
+    assert sample("ragway_stage_duration_seconds_count", stage="first_token") == first
+    assert (
+        sample(
+            "ragway_degradations_total",
+            stage="sparse",
+            reason="sparse search missed its N ms deadline",
+        )
+        == degraded + 1
+    )
+    record.status, record.refused = RunStatus.CANCELLED, None
+    assert gateway_metrics.outcome(record) == "cancelled"
+
+
+def test_reason_labels_drop_numbers_and_detail() -> None:
+    assert reason_label("sparse search missed its 900 ms deadline") == (
+        "sparse search missed its N ms deadline"
+    )
+    assert reason_label("llm_timeout: no first token after 4.5 s") == "llm_timeout"
+    assert reason_label("") == "unknown"
+
+
+def test_http_requests_are_counted_by_route_template_and_unmatched_paths_share_one_label() -> None:
+    app = FastAPI()
+
+    @app.get("/things/{thing_id}")
+    async def thing(thing_id: str) -> dict[str, str]:
+        return {"id": thing_id}
+
+    app.add_middleware(HttpMetrics)
+
+    def count(route: str, status: str) -> float:
+        labels = {"route": route, "method": "GET", "status": status}
+        return REGISTRY.get_sample_value("ragway_http_requests_total", labels) or 0.0
+
+    ok, missing = count("/things/{thing_id}", "200"), count("unmatched", "404")
+    with TestClient(app) as client:
+        assert client.get("/things/a").status_code == 200
+        assert client.get("/things/b").status_code == 200
+        assert client.get("/nowhere").status_code == 404
+    assert count("/things/{thing_id}", "200") == ok + 2
+    assert count("unmatched", "404") == missing + 1
+
+
+def test_the_exposition_parses_as_prometheus_text() -> None:
+    body, content_type = exposition()
+    assert content_type.startswith("text/plain")
+    names = {f.name for f in text_string_to_metric_families(body.decode())}
+    assert "ragway_runs" in names
