@@ -39,7 +39,7 @@ def test_a_demo_question_is_answered_over_sse_with_the_right_citation(api: httpx
     record = api.get(f"/v1/runs/{run_id}", headers=auth("demo")).json()
     assert record["status"] == "succeeded"
     assert record["answer"] == answer["answer"]
-    assert record["build_id"] and record["model"] == "extractive-v1"
+    assert record["build_id"] and record["model"] == "extractive-v2"
     assert {"retrieve", "generate", "total", "retriever.sparse", "retriever.dense"} <= set(
         record["timings_ms"]
     )

@@ -165,4 +165,4 @@ def test_generator_streams_deltas_then_one_final(channels: dict[str, grpc.Channe
     assert final.verdict == generator_pb2.GROUNDING_VERDICT_GROUNDED
     assert list(final.cited_source_ids) == ["m#1"] and list(final.cited_passages) == [1]
     assert final.answer == "".join(r.delta.text for r in replies[:-1])
-    assert final.model == "extractive-v1" and final.prompt_version
+    assert final.model == "extractive-v2" and final.prompt_version

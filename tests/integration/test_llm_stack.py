@@ -122,7 +122,7 @@ def test_no_first_token_gives_the_extractive_answer_recorded_as_degraded(
     llm_endpoint.then(Stall())
     events, record = _ask(llm_stack)
     answer = next(e.json for e in events if e.event == "answer.completed")
-    assert record["model"] == answer["model"] == "extractive-v1"
+    assert record["model"] == answer["model"] == "extractive-v2"
     assert not record["refused"]
     assert record["answer"] == _streamed_answer(events)
     generator = [d for d in record["degraded"] if d["stage"] == "generator"]
@@ -146,7 +146,7 @@ def test_an_invented_number_resets_the_stream_and_the_record_says_why(
     assert events[reset_at].json["reason"].startswith("unsupported_number: number(s) 987654")
     assert names[reset_at + 1] == "answer.delta"
     assert events[reset_at + 1].json["index"] == 0
-    assert record["model"] == "extractive-v1"
+    assert record["model"] == "extractive-v2"
     assert "987654" not in record["answer"]
     assert record["answer"] == _streamed_answer(events)
     reasons = [d["reason"] for d in record["degraded"] if d["stage"] == "generator"]
@@ -224,6 +224,6 @@ def test_the_local_model_answers_over_grpc_held_to_the_evidence(llama_generator:
         }
         assert all(c.grounded and not c.unknown for c in check_answer(final.answer, by_number))
     else:
-        assert final.model == "extractive-v1"
+        assert final.model == "extractive-v2"
         assert final.verdict == generator_pb2.GROUNDING_VERDICT_GROUNDED
         assert final.degraded, "a fallback says why"
