@@ -41,7 +41,12 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        client = redis.Redis.from_url(settings.redis_url, max_connections=2048)
+        client = redis.Redis.from_url(
+            settings.redis_url,
+            max_connections=2048,
+            socket_timeout=settings.redis_socket_timeout_s,
+            socket_connect_timeout=settings.redis_connect_timeout_s,
+        )
         clients = ServiceClients(
             settings.retriever_addr,
             settings.generator_addr,

@@ -13,6 +13,10 @@ class GatewaySettings(ServiceSettings):
     gateway_host: str = "127.0.0.1"
     gateway_port: int = Field(default=8000, ge=0, le=65535)
     redis_url: str = "redis://127.0.0.1:6379/0"
+    # A Redis call that gets no answer this long fails (a partition hung it forever).
+    # Longer than the longest blocking read (1 s: runs/follow.py, runs/queue.py).
+    redis_socket_timeout_s: float = Field(default=5.0, ge=2.0, le=300)
+    redis_connect_timeout_s: float = Field(default=2.0, gt=0, le=60)
     retriever_addr: str = "127.0.0.1:7101"
     generator_addr: str = "127.0.0.1:7102"
     api_keys_file: Path = Path("config/api-keys.yaml")
