@@ -66,6 +66,12 @@ class LoadStack:
     def start_gateway(self, index: int) -> None:
         self.stack.start_gateway(self.replica_name(index), self.replica_ports[index])
 
+    def freeze_gateway(self, index: int) -> None:
+        os.kill(self.stack.part(self.replica_name(index)).process.pid, signal.SIGSTOP)
+
+    def thaw_gateway(self, index: int) -> None:
+        os.kill(self.stack.part(self.replica_name(index)).process.pid, signal.SIGCONT)
+
     def pause_retriever(self) -> None:
         os.kill(self.stack.part("retriever").process.pid, signal.SIGSTOP)
 
