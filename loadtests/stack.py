@@ -30,7 +30,16 @@ class LoadStack:
             data_dir,
             gateway_port=ports[0],
             api_keys_file=ROOT / "config" / "api-keys.yaml",
-            extra_env={"RAGWAY_FAULT_FILE": str(self.fault_file), **env},
+            extra_env={
+                "RAGWAY_FAULT_FILE": str(self.fault_file),
+                # One key carries the whole load: the load test measures the pipeline,
+                # not the rate limiter (a scenario's env may still set them).
+                "RAGWAY_REQUESTS_PER_MINUTE": "1000000",
+                "RAGWAY_RUNS_PER_MINUTE": "1000000",
+                "RAGWAY_TENANT_REQUESTS_PER_MINUTE": "1000000",
+                "RAGWAY_TENANT_RUNS_PER_MINUTE": "1000000",
+                **env,
+            },
         )
         self.replica_ports = ports
         self.stack = Stack(self.config)

@@ -20,6 +20,7 @@ from services.gateway.api.guard import ApiGuard
 from services.gateway.api.routes import ask, health, runs
 from services.gateway.auth import KeyRegistry
 from services.gateway.clients import ServiceClients
+from services.gateway.ratelimit import RateLimiter
 from services.gateway.runs.executor import RunExecutor
 from services.gateway.runs.queue import RunQueue
 from services.gateway.runs.store import RunStore
@@ -90,7 +91,12 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
     app.include_router(runs.router)
     app.include_router(ask.router)
     app.include_router(health.router)
-    app.add_middleware(ApiGuard, registry=registry, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        ApiGuard,
+        registry=registry,
+        max_body_bytes=settings.max_body_bytes,
+        limiter=RateLimiter(settings),
+    )
 
     page = resources.files("services.gateway").joinpath("static/index.html").read_text()
 

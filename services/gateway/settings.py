@@ -33,6 +33,13 @@ class GatewaySettings(ServiceSettings):
     max_question_chars: int = Field(default=4000, ge=1, le=100_000)
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
 
+    # Rate limits a minute (services/gateway/ratelimit.py): per key unless its entry in
+    # the key file says otherwise, and per tenant over all its keys.
+    requests_per_minute: int = Field(default=1200, ge=1)
+    runs_per_minute: int = Field(default=300, ge=1)
+    tenant_requests_per_minute: int = Field(default=6000, ge=1)
+    tenant_runs_per_minute: int = Field(default=1500, ge=1)
+
     executor_concurrency: int = Field(default=8, ge=1, le=256)
     # Calls to the retriever and generator: UNAVAILABLE is retried this many
     # times in all, with doubling backoff; after breaker_failures consecutive

@@ -21,7 +21,7 @@ from services.gateway.runs.submit import MAX_IDEMPOTENCY_KEY, cancel, owned_run,
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
 ERRORS: dict[int | str, dict[str, object]] = {
-    s: {"model": ErrorBody} for s in (400, 401, 403, 404, 413, 415, 422, 503)
+    s: {"model": ErrorBody} for s in (400, 401, 403, 404, 413, 415, 422, 429, 503)
 }
 
 
