@@ -17,7 +17,14 @@ import redis
 from loadtests import stored
 from loadtests.clients import Clock
 from loadtests.model import FaultWindow, RedisSnapshot
-from loadtests.scenario import Fault, KillGateway, PauseRetriever, RestartRedis, SlowGenerator
+from loadtests.scenario import (
+    Fault,
+    FreezeGateway,
+    KillGateway,
+    PauseRetriever,
+    RestartRedis,
+    SlowGenerator,
+)
 from loadtests.stack import LoadStack
 
 log = logging.getLogger(__name__)
@@ -54,6 +61,14 @@ class FaultInjector:
                 lambda: s.start_gateway(fault.replica),
             )
             detail = f"replica {fault.replica}, down {fault.down_s:g} s"
+        elif isinstance(fault, FreezeGateway):
+            await self._hold(
+                i,
+                lambda: s.freeze_gateway(fault.replica),
+                fault.for_s,
+                lambda: s.thaw_gateway(fault.replica),
+            )
+            detail = f"replica {fault.replica}, SIGSTOP {fault.for_s:g} s"
         elif isinstance(fault, PauseRetriever):
             await self._hold(i, s.pause_retriever, fault.for_s, s.resume_retriever)
             detail = f"SIGSTOP {fault.for_s:g} s"

@@ -9,7 +9,11 @@ and see it flagged.
                     its sequence (over all its reconnects) equals the stored log.
 3. stored_log       every stored log is one well-formed run: run.accepted first, one
                     terminal event and it last, attempts counted up from 1, each
-                    attempt's answer.delta indexes contiguous from 0.
+                    attempt's answer.delta indexes contiguous from 0, and no two
+                    attempts interleaved (each attempt has at most one
+                    retrieval.completed and one answer.completed, and no delta after
+                    its answer.completed: an executor that woke after losing its
+                    lease wrote into the new attempt).
 4. redis_restart    every run finished before a Redis restart is still there after it,
                     with the same status and the same events.
 """
@@ -20,7 +24,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from loadtests.model import TERMINAL, Event, RedisSnapshot, RunTrace, StoredRun
-from services.gateway.runs.events import AnswerDelta, RunStarted, parse_event
+from services.gateway.runs.events import (
+    AnswerCompleted,
+    AnswerDelta,
+    RetrievalCompleted,
+    RunStarted,
+    parse_event,
+)
 
 FINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
 
@@ -133,7 +143,15 @@ def _well_formed(events: Sequence[Event]) -> str | None:
     if terminals and terminals[0] != len(events) - 1:
         return f"{len(events) - 1 - terminals[0]} event(s) after {events[terminals[0]].type}"
     attempt, next_delta = 0, 0
+    seen: set[str] = set()  # the once-per-attempt events of the current attempt
     for event in events:
+        if event.type in (RetrievalCompleted.TYPE, AnswerCompleted.TYPE):
+            if event.type in seen:
+                return f"a second {event.type} in attempt {attempt}: attempts interleaved"
+            seen.add(event.type)
+            continue
+        if event.type == AnswerDelta.TYPE and AnswerCompleted.TYPE in seen:
+            return f"answer.delta after answer.completed in attempt {attempt}: attempts interleaved"
         if event.type not in (RunStarted.TYPE, AnswerDelta.TYPE):
             continue
         try:
@@ -145,6 +163,7 @@ def _well_formed(events: Sequence[Event]) -> str | None:
             if n != attempt + 1:
                 return f"run.started attempt {n} after attempt {attempt}"
             attempt, next_delta = attempt + 1, 0
+            seen.clear()
         elif isinstance(parsed, AnswerDelta):
             index = parsed.index
             if index != next_delta:

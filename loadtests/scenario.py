@@ -31,6 +31,19 @@ class KillGateway(_Step):
         return self.at_s + self.down_s
 
 
+class FreezeGateway(_Step):
+    """SIGSTOP one gateway replica for for_s (past its run lease: another replica takes its
+    runs over), then SIGCONT: the woken executor must not write into the runs it lost."""
+
+    kind: Literal["freeze_gateway"]
+    replica: int = Field(default=0, ge=0)
+    for_s: float = Field(gt=0, le=300)
+
+    @property
+    def end_s(self) -> float:
+        return self.at_s + self.for_s
+
+
 class PauseRetriever(_Step):
     """SIGSTOP the retriever process, SIGCONT it after for_s."""
 
@@ -67,7 +80,8 @@ class SlowGenerator(_Step):
 
 
 Fault = Annotated[
-    KillGateway | PauseRetriever | RestartRedis | SlowGenerator, Field(discriminator="kind")
+    KillGateway | FreezeGateway | PauseRetriever | RestartRedis | SlowGenerator,
+    Field(discriminator="kind"),
 ]
 
 
@@ -106,9 +120,9 @@ class Scenario(BaseModel):
                     f"fault {step.kind} at {step.at_s:g} s ends at {step.end_s:g} s, "
                     f"after the load ({self.duration_s:g} s)"
                 )
-            if isinstance(step, KillGateway) and step.replica >= self.replicas:
+            if isinstance(step, KillGateway | FreezeGateway) and step.replica >= self.replicas:
                 raise ValueError(
-                    f"kill_gateway replica {step.replica} does not exist "
+                    f"{step.kind} replica {step.replica} does not exist "
                     f"(replicas: 0-{self.replicas - 1})"
                 )
         for low, high, what in (

@@ -30,7 +30,16 @@ class LoadStack:
             data_dir,
             gateway_port=ports[0],
             api_keys_file=ROOT / "config" / "api-keys.yaml",
-            extra_env={"RAGWAY_FAULT_FILE": str(self.fault_file), **env},
+            extra_env={
+                "RAGWAY_FAULT_FILE": str(self.fault_file),
+                # One key carries the whole load: the load test measures the pipeline,
+                # not the rate limiter (a scenario's env may still set them).
+                "RAGWAY_REQUESTS_PER_MINUTE": "1000000",
+                "RAGWAY_RUNS_PER_MINUTE": "1000000",
+                "RAGWAY_TENANT_REQUESTS_PER_MINUTE": "1000000",
+                "RAGWAY_TENANT_RUNS_PER_MINUTE": "1000000",
+                **env,
+            },
         )
         self.replica_ports = ports
         self.stack = Stack(self.config)
@@ -65,6 +74,12 @@ class LoadStack:
 
     def start_gateway(self, index: int) -> None:
         self.stack.start_gateway(self.replica_name(index), self.replica_ports[index])
+
+    def freeze_gateway(self, index: int) -> None:
+        os.kill(self.stack.part(self.replica_name(index)).process.pid, signal.SIGSTOP)
+
+    def thaw_gateway(self, index: int) -> None:
+        os.kill(self.stack.part(self.replica_name(index)).process.pid, signal.SIGCONT)
 
     def pause_retriever(self) -> None:
         os.kill(self.stack.part("retriever").process.pid, signal.SIGSTOP)

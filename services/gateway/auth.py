@@ -8,6 +8,8 @@ Keys are stored as SHA-256 digests in a YAML file, never in clear:
         tenant: demo
         groups: [public]
         allowed_origins: ["*"]  # browser Origins that may use this key
+        requests_per_minute: 600  # optional, this key's rate limits (gateway/ratelimit.py);
+        runs_per_minute: 60       # without them the RAGWAY_* defaults apply
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ class KeyEntry(BaseModel):
     groups: list[str] = Field(min_length=1)
     allowed_origins: list[str] = Field(default_factory=lambda: ["*"])
     disabled: bool = False
+    requests_per_minute: int | None = Field(default=None, ge=1)
+    runs_per_minute: int | None = Field(default=None, ge=1)
 
 
 class KeyFile(BaseModel):
@@ -38,6 +42,9 @@ class Principal:
     key_id: str
     tenant: str
     groups: frozenset[str]
+    # The key's own rate limits; None: the settings' defaults.
+    requests_per_minute: int | None = None
+    runs_per_minute: int | None = None
 
 
 class AuthError(Exception):
@@ -77,7 +84,13 @@ class KeyRegistry:
             raise AuthError(
                 403, "origin_not_allowed", f"origin {origin!r} may not use API key {entry.id!r}"
             )
-        return Principal(key_id=entry.id, tenant=entry.tenant, groups=frozenset(entry.groups))
+        return Principal(
+            key_id=entry.id,
+            tenant=entry.tenant,
+            groups=frozenset(entry.groups),
+            requests_per_minute=entry.requests_per_minute,
+            runs_per_minute=entry.runs_per_minute,
+        )
 
     def origin_admitted(self, origin: str) -> bool:
         """Whether some enabled key admits the browser origin (CORS preflight carries no key)."""

@@ -115,6 +115,10 @@ class ServiceClients:
             self.generator_breaker, once, attempts=self.attempts, backoff_s=self.backoff_s
         )
 
+    def breaker_states(self) -> dict[str, str]:
+        """Each dependency's breaker: closed, open or half-open (for /readyz)."""
+        return {b.name: b.state for b in (self.retriever_breaker, self.generator_breaker)}
+
     async def serving(self) -> dict[str, bool]:
         """Health of each dependency, as its own gRPC health service reports it."""
         result: dict[str, bool] = {}

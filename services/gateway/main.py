@@ -26,6 +26,7 @@ from services.gateway.api.guard import ApiGuard
 from services.gateway.api.routes import ask, health, runs
 from services.gateway.auth import KeyRegistry
 from services.gateway.clients import ServiceClients
+from services.gateway.ratelimit import RateLimiter
 from services.gateway.runs.executor import RunExecutor
 from services.gateway.runs.queue import RunQueue
 from services.gateway.runs.store import RunStore
@@ -51,7 +52,12 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        client = redis.Redis.from_url(settings.redis_url, max_connections=2048)
+        client = redis.Redis.from_url(
+            settings.redis_url,
+            max_connections=2048,
+            socket_timeout=settings.redis_socket_timeout_s,
+            socket_connect_timeout=settings.redis_connect_timeout_s,
+        )
         clients = ServiceClients(
             settings.retriever_addr,
             settings.generator_addr,
@@ -99,7 +105,12 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
     app.include_router(runs.router)
     app.include_router(ask.router)
     app.include_router(health.router)
-    app.add_middleware(ApiGuard, registry=registry, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        ApiGuard,
+        registry=registry,
+        max_body_bytes=settings.max_body_bytes,
+        limiter=RateLimiter(settings),
+    )
     # Outside the guard: a preflight is answered before the guard asks for a key.
     app.add_middleware(Cors, registry=registry)
     # Outermost, so requests the guard or CORS refuse (401, 403, 413, 429) are counted too.

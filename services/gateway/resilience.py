@@ -73,6 +73,11 @@ class CircuitBreaker:
         self._opened_at = None
         self._trial_in_flight = False
 
+    def release_trial(self) -> None:
+        """The trial call ended without an outcome (cancelled, or its reader stopped):
+        let the next call be the trial. Without this the trial stayed in flight forever."""
+        self._trial_in_flight = False
+
     def record_failure(self) -> None:
         self._trial_in_flight = False
         self._failures += 1
@@ -97,12 +102,14 @@ async def stream_with_retries(
     for attempt in range(1, attempts + 1):
         breaker.before_call()
         received = False
+        settled = False  # an outcome was recorded for this attempt
         try:
             async with aclosing(open_stream()) as stream:
                 async for message in stream:
                     received = True
                     yield message
         except grpc.aio.AioRpcError as exc:
+            settled = True
             if exc.code() not in RETRYABLE:
                 breaker.record_success()  # the dependency answered: it is up, if unhappy
                 raise
@@ -111,8 +118,18 @@ async def stream_with_retries(
                 raise
             await asyncio.sleep(backoff_s * 2 ** (attempt - 1))
         else:
+            settled = True
             breaker.record_success()
             return
+        finally:
+            # Any other exit: CancelledError, GeneratorExit (the reader closed us at a
+            # yield), or the reader's own error. A message came: the dependency is up.
+            # None came: no verdict, but the half-open trial must not stay taken.
+            if not settled:
+                if received:
+                    breaker.record_success()
+                else:
+                    breaker.release_trial()
     raise AssertionError("unreachable")
 
 

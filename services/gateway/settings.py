@@ -13,6 +13,10 @@ class GatewaySettings(ServiceSettings):
     gateway_host: str = "127.0.0.1"
     gateway_port: int = Field(default=8000, ge=0, le=65535)
     redis_url: str = "redis://127.0.0.1:6379/0"
+    # A Redis call that gets no answer this long fails (a partition hung it forever).
+    # Longer than the longest blocking read (1 s: runs/follow.py, runs/queue.py).
+    redis_socket_timeout_s: float = Field(default=5.0, ge=2.0, le=300)
+    redis_connect_timeout_s: float = Field(default=2.0, gt=0, le=60)
     retriever_addr: str = "127.0.0.1:7101"
     generator_addr: str = "127.0.0.1:7102"
     api_keys_file: Path = Path("config/api-keys.yaml")
@@ -28,6 +32,13 @@ class GatewaySettings(ServiceSettings):
     context_token_budget: int = Field(default=1500, ge=100, le=32_000)
     max_question_chars: int = Field(default=4000, ge=1, le=100_000)
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
+
+    # Rate limits a minute (services/gateway/ratelimit.py): per key unless its entry in
+    # the key file says otherwise, and per tenant over all its keys.
+    requests_per_minute: int = Field(default=1200, ge=1)
+    runs_per_minute: int = Field(default=300, ge=1)
+    tenant_requests_per_minute: int = Field(default=6000, ge=1)
+    tenant_runs_per_minute: int = Field(default=1500, ge=1)
 
     executor_concurrency: int = Field(default=8, ge=1, le=256)
     # Calls to the retriever and generator: UNAVAILABLE is retried this many

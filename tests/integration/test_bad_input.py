@@ -102,7 +102,21 @@ def test_an_unknown_run_id_is_a_404(api: httpx.Client, run_id: str) -> None:
     error(api.get(f"/v1/runs/{run_id}/events", headers=auth("demo")), 404, "run_not_found")
 
 
-@pytest.mark.parametrize("bad", ["abc", "12", "1-2-3", "-1-0", "1.5-0", "9" * 30 + "-0"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "abc",
+        "12",
+        "1-2-3",
+        "-1-0",
+        "1.5-0",
+        "9" * 30 + "-0",
+        # Shaped like an id, but a part is past 2^64 - 1: Redis rejects it (was a 503).
+        "18446744073709551616-0",
+        "0-18446744073709551616",
+        "99999999999999999999-99999999999999999999",
+    ],
+)
 def test_a_malformed_last_event_id_is_a_400(api: httpx.Client, bad: str) -> None:
     run_id = start_run(api, "How do I resume a stream?", auth("demo"))
     resp = api.get(f"/v1/runs/{run_id}/events", headers=auth("demo") | {"Last-Event-ID": bad})
@@ -111,9 +125,26 @@ def test_a_malformed_last_event_id_is_a_400(api: httpx.Client, bad: str) -> None
     error(resp, 400, "invalid_last_event_id")
 
 
+def test_an_after_with_a_trailing_newline_is_a_400(api: httpx.Client) -> None:
+    # Python's '$' matched before a final newline, so "1-0\n" passed and Redis refused it.
+    run_id = start_run(api, "How do I resume a stream?", auth("demo"))
+    resp = api.get(f"/v1/runs/{run_id}/events", params={"after": "1-0\n"}, headers=auth("demo"))
+    error(resp, 400, "invalid_last_event_id")
+
+
+def test_the_largest_event_id_is_accepted_as_a_cursor(api: httpx.Client) -> None:
+    run_id = start_run(api, "How do I resume a stream?", auth("demo"))
+    top = f"{2**64 - 1}-{2**64 - 1}"
+    resp = api.get(f"/v1/runs/{run_id}/events", params={"after": top}, headers=auth("demo"))
+    # A well-formed id that is not one of the run's events: the precise 400, not a 503.
+    error(resp, 400, "unknown_last_event_id")
+
+
 def test_an_unknown_route_and_method_answer_in_the_error_shape(api: httpx.Client) -> None:
     error(api.get("/v1/nothing", headers=auth("demo")), 404, "not_found")
-    error(api.delete("/v1/runs", headers=auth("demo")), 405, "method_not_allowed")
+    resp = api.delete("/v1/runs", headers=auth("demo"))
+    error(resp, 405, "method_not_allowed")
+    assert resp.headers["Allow"] == "POST"
 
 
 def test_idempotency_key_returns_the_first_run_and_rejects_a_different_body(

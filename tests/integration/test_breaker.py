@@ -59,7 +59,12 @@ def test_a_dead_retriever_trips_the_breaker_and_recovery_closes_it(fragile: Stac
         assert refused.status_code == 503
         assert refused.json()["error"]["code"] == "dependency_unavailable"
         assert int(refused.headers["Retry-After"]) >= 1
-        assert api.get("/readyz").json()["checks"]["retriever"] is False
+        ready = api.get("/readyz").json()
+        assert ready["checks"]["retriever"] is False
+        # The breaker is visible where operators look.
+        assert ready["status"] == "unavailable"
+        assert ready["breakers"]["retriever"] in ("open", "half-open")
+        assert ready["breakers"]["generator"] == "closed"
 
         fragile.start_service("retriever")  # same index folder
         # As a client would: retry until a run completes. The cooldown is 1 s, then a
@@ -76,3 +81,5 @@ def test_a_dead_retriever_trips_the_breaker_and_recovery_closes_it(fragile: Stac
                 assert resp.status_code == 503, resp.text
             time.sleep(0.2)
         assert outcomes and outcomes[-1] == "run.completed", outcomes
+        ready = api.get("/readyz").json()
+        assert ready["status"] == "ok" and ready["breakers"]["retriever"] == "closed", ready

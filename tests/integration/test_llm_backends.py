@@ -296,6 +296,27 @@ async def test_retries_are_bounded_and_then_the_extractive_answer_is_given(
     assert final.degraded[-1].detail == "HTTP 503 after 3 attempts"
 
 
+async def test_an_upstream_error_body_and_base_url_never_reach_the_user(
+    llm_endpoint: Endpoint, extractive: ExtractiveGenerator, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The endpoint's answer ({"error": {"message": "status 400"}}) and its address were
+    # copied into the degraded detail that goes out with the answer; they are logged.
+    llm_endpoint.then(Status(400))
+    model = openai_model(llm_endpoint.base_url)
+    with caplog.at_level("WARNING"):
+        events = await collect(generator(model, extractive), GenerationRequest(QUESTION, PASSAGES))
+    await model.aclose()
+    _, final = answer_of(events)
+    assert final.model == EXTRACTIVE
+    assert codes(final) == ["llm_rejected"]
+    assert final.degraded[-1].detail == "HTTP 400 from the LLM endpoint"
+    for note in final.degraded:
+        assert "status 400" not in note.detail and llm_endpoint.base_url not in note.detail
+    logged = [r for r in caplog.records if getattr(r, "upstream_detail", None)]
+    assert logged and "status 400" in logged[0].__dict__["upstream_detail"]
+    assert logged[0].__dict__["base_url"] == llm_endpoint.base_url
+
+
 async def test_a_retry_after_beyond_the_first_token_budget_is_not_waited_for(
     llm_endpoint: Endpoint, extractive: ExtractiveGenerator
 ) -> None:

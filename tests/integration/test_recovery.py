@@ -19,7 +19,7 @@ import redis.asyncio as aioredis
 from ragway_tools.launcher import Stack, StackConfig
 from services.gateway.runs.events import AnswerDelta, RunAcceptedEvent, RunStarted
 from services.gateway.runs.models import RunStatus
-from services.gateway.runs.store import RunStore
+from services.gateway.runs.store import RunStore, events_key, run_key
 from tests.conftest import FIXTURES
 from tests.integration.conftest import auth
 from tests.integration.runs import QUESTION, demo_record
@@ -53,10 +53,12 @@ async def accept_and_abandon(port: int) -> str:
     await store.create(record, {"question": QUESTION}, None, 60)
     taken = await store.next_runs("gateway-that-dies", count=1, block_ms=1000)
     assert [entry.run_id for entry in taken] == [record.id]
+    token = await store.acquire("gateway-that-dies", taken[0].entry_id, record.id)
+    assert token is not None
     record.status, record.attempts = RunStatus.RUNNING, 1
-    await store.save(record)
-    await store.append(record.id, RunStarted(attempt=1, restarted=False))
-    await store.append(record.id, AnswerDelta(text="A partial answer", index=0))
+    await store.save(record, token=token)
+    await store.append(record.id, RunStarted(attempt=1, restarted=False), token=token)
+    await store.append(record.id, AnswerDelta(text="A partial answer", index=0), token=token)
     await client.aclose()
     return record.id
 
@@ -116,9 +118,11 @@ async def finish_without_terminal_event(port: int) -> str:
     await store.create(record, {"question": QUESTION}, None, 60)
     taken = await store.next_runs("gateway-that-dies", count=1, block_ms=1000)
     assert [entry.run_id for entry in taken] == [record.id]
+    token = await store.acquire("gateway-that-dies", taken[0].entry_id, record.id)
+    assert token is not None
     record.status, record.attempts, record.answer = RunStatus.SUCCEEDED, 1, "An answer"
-    await store.append(record.id, RunStarted(attempt=1, restarted=False))
-    await store.save(record)  # ...and the gateway died here
+    await store.append(record.id, RunStarted(attempt=1, restarted=False), token=token)
+    await store.save(record, token=token)  # ...and the gateway died here
     await client.aclose()
     return record.id
 
@@ -140,10 +144,11 @@ def test_a_finished_run_whose_terminal_event_was_lost_still_ends_its_streams(own
 async def accept_without_queueing(port: int) -> str:
     """A run record and its first event, but no queue entry: its stream stays idle."""
     client = aioredis.Redis(port=port)
-    store = RunStore(client)
     record = demo_record()
-    await store.save(record)
-    await store.append(record.id, RunAcceptedEvent(run_id=record.id, question=record.question))
+    accepted = RunAcceptedEvent(run_id=record.id, question=record.question)
+    # Written as store.create would, less its queue entry (no executor ever holds it).
+    await client.set(run_key(record.id), record.model_dump_json())
+    await client.xadd(events_key(record.id), {"type": accepted.TYPE.value, "data": accepted.data()})
     await client.aclose()
     return record.id
 

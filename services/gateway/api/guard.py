@@ -1,24 +1,33 @@
 """The API's front door, ahead of routing and body parsing.
 
 For every ``/v1/`` request: authenticate (401/403) before anything else is
-looked at, then for requests with a body insist on JSON (415) and a bounded
-size (413). Doing this in middleware guarantees the order: a caller without a
+looked at, then count it against the caller's rate limits (429, ratelimit.py),
+then for requests with a body insist on JSON (415) and a bounded size (413).
+Doing this in middleware guarantees the order: a caller without a
 valid key learns nothing about the shape of the API and never reaches retrieval.
 """
 
 from __future__ import annotations
 
+from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from services.gateway.api.errors import error_response
 from services.gateway.auth import AuthError, KeyRegistry
+from services.gateway.ratelimit import RateLimiter
+
+# The requests that start a run, counted against the runs quotas too.
+STARTS_RUN = frozenset({("POST", "/v1/runs"), ("POST", "/v1/ask")})
 
 
 class ApiGuard:
-    def __init__(self, app: ASGIApp, registry: KeyRegistry, max_body_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, registry: KeyRegistry, max_body_bytes: int, limiter: RateLimiter
+    ) -> None:
         self._app = app
         self._registry = registry
         self._max_body = max_body_bytes
+        self._limiter = limiter
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
@@ -32,6 +41,15 @@ class ApiGuard:
             await error_response(exc.status, exc.code, exc.message, extra)(scope, receive, send)
             return
         scope.setdefault("state", {})["principal"] = principal
+
+        starts_run = (scope["method"], scope["path"].rstrip("/")) in STARTS_RUN
+        decision = await self._limiter.check(principal, starts_run=starts_run)
+        if not decision.allowed:
+            await error_response(429, "rate_limited", decision.message, decision.headers)(
+                scope, receive, send
+            )
+            return
+        send = _with_headers(send, decision.headers)  # every answer, a stream at its start
 
         has_body = headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
         if scope["method"] in ("POST", "PUT", "PATCH") and has_body:
@@ -76,6 +94,20 @@ class ApiGuard:
         await error_response(
             413, "body_too_large", f"the request body exceeds {self._max_body} bytes"
         )(scope, receive, send)
+
+
+def _with_headers(send: Send, headers: dict[str, str]) -> Send:
+    if not headers:
+        return send
+
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            out = MutableHeaders(scope=message)
+            for name, value in headers.items():
+                out[name] = value
+        await send(message)
+
+    return wrapped
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

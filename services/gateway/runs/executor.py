@@ -52,12 +52,20 @@ class ExecutorStore(Protocol):
 
     async def get(self, run_id: str) -> RunRecord | None: ...
 
-    async def save(self, record: RunRecord, *, ttl_s: int | None = None) -> None: ...
+    # Every write carries the lease token: the store refuses it (LeaseLost) once
+    # another executor took the run over.
+    async def save(self, record: RunRecord, *, token: int, ttl_s: int | None = None) -> None: ...
 
-    async def append(self, run_id: str, event: RunEvent) -> str: ...
+    async def append(self, run_id: str, event: RunEvent, *, token: int) -> str: ...
 
     async def finish(
-        self, record: RunRecord, event: RunEvent, *, record_ttl_s: int, event_ttl_s: int
+        self,
+        record: RunRecord,
+        event: RunEvent,
+        *,
+        token: int,
+        record_ttl_s: int,
+        event_ttl_s: int,
     ) -> str: ...
 
     async def last_event_type(self, run_id: str) -> str | None: ...
@@ -94,7 +102,10 @@ class RunExecutor:
         self._backends = backends
         self._settings = settings
 
-    async def execute(self, run_id: str) -> None:
+    async def execute(self, run_id: str, token: int) -> None:
+        """Run it to its end, writing as the holder of lease ``token`` (runs/queue.py).
+
+        Raises LeaseLost (from the store) when another executor took the run over."""
         record = await self._store.get(run_id)
         if record is None:
             log.warning("queued run has no record", extra={"run_id": run_id})
@@ -105,11 +116,11 @@ class RunExecutor:
             # between them) gets it now, or its streams would never end.
             if await self._store.last_event_type(run_id) not in TERMINAL_EVENTS:
                 log.warning("finished run had no terminal event", extra={"run_id": run_id})
-                await self._finish(record)
+                await self._finish(record, token)
             return
         if await self._store.cancel_requested(run_id):
             record.status = RunStatus.CANCELLED  # cancelled while queued: never starts
-            await self._finish(record)
+            await self._finish(record, token)
             return
         started = time.perf_counter()
         restarted = record.attempts > 0
@@ -120,7 +131,7 @@ class RunExecutor:
                 code="too_many_attempts",
                 message=f"the run was started {record.attempts} times without finishing",
             )
-            await self._finish(record)
+            await self._finish(record, token)
             return
         if restarted:
             # A previous executor died mid-run: its partial results are void.
@@ -128,14 +139,16 @@ class RunExecutor:
             record.timings_ms, record.answer = {}, None
         record.status = RunStatus.RUNNING
         record.attempts += 1
-        await self._store.save(record)
-        await self._store.append(run_id, RunStarted(attempt=record.attempts, restarted=restarted))
+        await self._store.save(record, token=token)
+        await self._store.append(
+            run_id, RunStarted(attempt=record.attempts, restarted=restarted), token=token
+        )
         try:
             with tracing.stage("retrieval", record):
-                passages = await self._retrieve(record)
+                passages = await self._retrieve(record, token)
             await self._stop_if_cancelled(record)
             with tracing.stage("ragway.generate", record):
-                await self._generate(record, passages, started)
+                await self._generate(record, passages, started, token)
             record.status = RunStatus.SUCCEEDED
         except RunCancelledError:
             record.status = RunStatus.CANCELLED
@@ -143,13 +156,13 @@ class RunExecutor:
             record.status = RunStatus.FAILED
             record.error = ErrorInfo(code=exc.code, message=exc.message)
         record.timings_ms["total"] = _ms(started)
-        await self._finish(record)
+        await self._finish(record, token)
 
     async def _stop_if_cancelled(self, record: RunRecord) -> None:
         if await self._store.cancel_requested(record.id):
             raise RunCancelledError
 
-    async def _retrieve(self, record: RunRecord) -> list[PackedPassage]:
+    async def _retrieve(self, record: RunRecord, token: int) -> list[PackedPassage]:
         s = self._settings
         request = clients.search_request(
             record, candidate_depth=s.candidate_depth, budget_ms=s.retrieval_budget_ms
@@ -179,18 +192,19 @@ class RunExecutor:
                 degraded=record.degraded,
                 timings_ms={k: v for k, v in record.timings_ms.items() if k.startswith("retriev")},
             ),
+            token=token,
         )
         return packed
 
     async def _generate(
-        self, record: RunRecord, passages: list[PackedPassage], started: float
+        self, record: RunRecord, passages: list[PackedPassage], started: float, token: int
     ) -> None:
         request = clients.generate_request(record, passages)
         remaining_s = max(
             0.1, self._settings.run_budget_ms / 1000 - (time.perf_counter() - started)
         )
         t0 = time.perf_counter()
-        final = await self._stream_answer(record, request, remaining_s, t0)
+        final = await self._stream_answer(record, request, remaining_s, t0, token)
         record.timings_ms["generate"] = _ms(t0)
         if final is None:
             raise RunFailedError(
@@ -220,6 +234,7 @@ class RunExecutor:
                 prompt_version=record.prompt_version,
                 degraded=final.degraded,
             ),
+            token=token,
         )
 
     async def _stream_answer(
@@ -228,6 +243,7 @@ class RunExecutor:
         request: generator_pb2.GenerateRequest,
         timeout_s: float,
         t0: float,
+        token: int,
     ) -> clients.Generated | None:
         """Stream the generator's deltas into events; return its final message.
 
@@ -245,12 +261,14 @@ class RunExecutor:
                         if "first_token" not in record.timings_ms:
                             record.timings_ms["first_token"] = _ms(t0)
                         await self._store.append(
-                            record.id, AnswerDelta(text=part.text, index=part.index)
+                            record.id, AnswerDelta(text=part.text, index=part.index), token=token
                         )
                         await self._stop_if_cancelled(record)
                     elif isinstance(part, clients.Reset):
                         # The deltas so far are void; the replacement follows.
-                        await self._store.append(record.id, AnswerReset(reason=part.reason))
+                        await self._store.append(
+                            record.id, AnswerReset(reason=part.reason), token=token
+                        )
                     elif isinstance(part, clients.Generated):
                         final = part
         except grpc.aio.AioRpcError as exc:
@@ -259,7 +277,7 @@ class RunExecutor:
             raise RunFailedError("generator_unavailable", str(exc)) from exc
         return final
 
-    async def _finish(self, record: RunRecord) -> None:
+    async def _finish(self, record: RunRecord, token: int) -> None:
         s = self._settings
         event: RunEvent
         if record.status is RunStatus.SUCCEEDED:
@@ -271,7 +289,11 @@ class RunExecutor:
             event = RunFailed(error=record.error)
         # Record and terminal event together, or neither (store.finish says why).
         await self._store.finish(
-            record, event, record_ttl_s=s.record_retention_s, event_ttl_s=s.event_retention_s
+            record,
+            event,
+            token=token,
+            record_ttl_s=s.record_retention_s,
+            event_ttl_s=s.event_retention_s,
         )
         metrics.observe_run(record)
         log.info(

@@ -13,8 +13,20 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 RUN_ID = re.compile(r"^run_[0-9a-f]{32}$")
-# Redis stream ids: "<ms>-<seq>". Anything else in Last-Event-ID is malformed.
-EVENT_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+# Redis stream ids: "<ms>-<seq>", each part an unsigned 64-bit integer. Anything else
+# in Last-Event-ID is malformed. ASCII digits only ('\d' takes any Unicode digit), and
+# matched whole: '$' would also match before a final newline, which Redis refuses.
+EVENT_ID_PATTERN = r"^[0-9]{1,20}-[0-9]{1,20}$"
+EVENT_ID = re.compile(EVENT_ID_PATTERN)
+_U64_MAX = 2**64 - 1
+
+
+def is_event_id(value: str) -> bool:
+    """True when ``value`` is a stream id that Redis accepts (both parts below 2^64)."""
+    if EVENT_ID.fullmatch(value) is None:
+        return False
+    ms, seq = value.split("-")
+    return int(ms) <= _U64_MAX and int(seq) <= _U64_MAX
 
 
 def new_run_id() -> str:

@@ -1,8 +1,12 @@
 """The run queue's consumer: takes runs from Redis, holds their leases, acks them when done.
 
-    XREADGROUP ragway:runs:queue ─▶ execute(run_id) ─▶ XACK
-        └─ lease: XCLAIM (touch) every lease/3 while it runs
-    XAUTOCLAIM entries idle longer than the lease: runs whose executor died
+    XREADGROUP ragway:runs:queue ─▶ acquire (lease token) ─▶ execute(run_id, token) ─▶ XACK
+        └─ lease: touch every lease/3 while it runs; a touch refused: the lease is lost
+    XAUTOCLAIM entries idle longer than the lease: runs whose executor died (or froze)
+
+Every write of the run is fenced by the token (runs/store.py): an executor that
+froze past its lease and wakes after another took over gets LeaseLost, stops,
+and does not ack (the entry is the new holder's).
 
 Which run does what is the executor's business (runs/executor.py); this module
 only decides when a run starts, that a live run keeps its lease, and that a
@@ -13,13 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Protocol
 
 from redis.exceptions import RedisError
 
 from ragway import telemetry
-from services.gateway.runs.store import QueuedRun
+from services.gateway.runs.store import LeaseLost, QueuedRun
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +35,9 @@ class QueueStore(Protocol):
 
     async def reclaim(self, consumer: str, min_idle_ms: int, count: int) -> list[QueuedRun]: ...
 
-    async def touch(self, consumer: str, entry_ids: Sequence[str]) -> None: ...
+    async def acquire(self, consumer: str, entry_id: str, run_id: str) -> int | None: ...
+
+    async def touch(self, consumer: str, entry_id: str, run_id: str, token: int) -> bool: ...
 
     async def ack(self, entry_ids: Sequence[str]) -> None: ...
 
@@ -40,7 +46,7 @@ class RunQueue:
     def __init__(
         self,
         store: QueueStore,
-        execute: Callable[[str], Awaitable[None]],
+        execute: Callable[[str, int], Coroutine[Any, Any, None]],
         *,
         consumer: str,
         concurrency: int,
@@ -95,27 +101,57 @@ class RunQueue:
             await asyncio.wait(self._tasks)
 
     async def _execute_and_ack(self, entry: QueuedRun) -> None:
-        lease = asyncio.create_task(self._hold_lease(entry.entry_id))
+        entry_id, run_id = entry.entry_id, entry.run_id
         try:
-            # Spans of the run join the trace of the request that queued it.
-            with (
-                telemetry.continue_trace(entry.traceparent, run_id=entry.run_id),
-                telemetry.tracer.start_as_current_span("ragway.run"),
-            ):
-                await self._execute(entry.run_id)
-            with telemetry.untraced():
-                await self._store.ack([entry.entry_id])
-        except Exception:  # the entry stays pending: another executor reclaims it
-            log.exception("run execution crashed", extra={"run_id": entry.run_id})
+            token = await self._store.acquire(self._consumer, entry_id, run_id)
+        except (RedisError, OSError) as exc:  # pending still: reclaimed after the lease
+            log.warning("lease not acquired", extra={"run_id": run_id, "error": str(exc)})
+            return
+        if token is None:  # another replica reclaimed the entry meanwhile: it is theirs
+            log.warning("run taken over before it started", extra={"run_id": run_id})
+            return
+        work: asyncio.Task[None] = asyncio.create_task(self._traced(entry, token))
+        lease = asyncio.create_task(self._hold_lease(entry_id, run_id, token, work))
+        try:
+            await asyncio.wait({work})
+            error = None if work.cancelled() else work.exception()
+            if work.cancelled() or isinstance(error, LeaseLost):
+                # Taken over while this executor was frozen: its late writes were
+                # refused (or the heartbeat found the lease lost and stopped it). No
+                # ack: the entry belongs to the new holder.
+                log.warning("lease lost; run left to its new holder", extra={"run_id": run_id})
+            elif error is not None:  # the entry stays pending: another executor reclaims it
+                log.error("run execution crashed", extra={"run_id": run_id}, exc_info=error)
+            else:
+                with telemetry.untraced():
+                    await self._store.ack([entry_id])
+        except (RedisError, OSError) as exc:  # not acked: done again after the lease
+            log.warning("run not acknowledged", extra={"run_id": run_id, "error": str(exc)})
         finally:
             lease.cancel()
+            work.cancel()  # no-op once done; stops it if this task itself is cancelled
 
-    async def _hold_lease(self, entry_id: str) -> None:
-        """Touch the queue entry well within the lease, so no replica steals a live run."""
+    async def _traced(self, entry: QueuedRun, token: int) -> None:
+        # Spans of the run join the trace of the request that queued it.
+        with (
+            telemetry.continue_trace(entry.traceparent, run_id=entry.run_id),
+            telemetry.tracer.start_as_current_span("ragway.run"),
+        ):
+            await self._execute(entry.run_id, token)
+
+    async def _hold_lease(
+        self, entry_id: str, run_id: str, token: int, work: asyncio.Task[None]
+    ) -> None:
+        """Touch the queue entry well within the lease, so no replica steals a live run;
+        stop the work once the lease is found lost (it could write nothing anyway)."""
         while True:
             await asyncio.sleep(self._lease_s / 3)
             try:
                 with telemetry.untraced():
-                    await self._store.touch(self._consumer, [entry_id])
+                    held = await self._store.touch(self._consumer, entry_id, run_id, token)
             except (RedisError, OSError) as exc:
                 log.warning("lease heartbeat failed", extra={"error": str(exc)})
+                continue
+            if not held:
+                work.cancel()
+                return

@@ -4,9 +4,17 @@
     ragway:run:{id}:events     stream: one entry per event (fields: type, data)
     ragway:runs:queue          stream: run ids waiting for an executor (consumer group)
     ragway:idem:{key}:{digest} JSON {run_id, request}: the first run for that key
+    ragway:run:{id}:lease      hash {token, holder}: who may write the run now
 
 Creation is one Lua script, so a run is either accepted whole (record, first
 event, queue entry, idempotency mapping) or not at all.
+
+Fencing: an executor that takes a run from the queue gets a fresh lease token,
+but only while it still holds the run's queue entry (XAUTOCLAIM by a replica that
+reclaimed it moves the entry). Every write of a running run (record, event,
+terminal write, lease heartbeat) is a script that first checks the token, so an
+executor frozen past its lease (SIGSTOP, a long GC, a partition) that wakes up
+after another took over writes nothing: its write raises LeaseLost.
 """
 
 from __future__ import annotations
@@ -45,12 +53,82 @@ return {1, ARGV[1]}
 """
 
 
+# The lease hash only fences writes; it outlives any execution and then expires.
+LEASE_KEY_TTL_S = 24 * 3600
+
+# XPENDING's extended form: [[id, consumer, idle_ms, deliveries]] for that one entry.
+_HOLDS_ENTRY = """
+local function holds_entry(queue, group, entry_id, consumer)
+  local p = redis.call('XPENDING', queue, group, entry_id, entry_id, 1)
+  return #p == 1 and p[1][2] == consumer
+end
+"""
+
+_ACQUIRE = (
+    _HOLDS_ENTRY
+    + """
+if not holds_entry(KEYS[1], ARGV[1], ARGV[2], ARGV[3]) then return 0 end
+local token = redis.call('HINCRBY', KEYS[2], 'token', 1)
+redis.call('HSET', KEYS[2], 'holder', ARGV[3])
+redis.call('EXPIRE', KEYS[2], tonumber(ARGV[4]))
+return token
+"""
+)
+
+_TOUCH = (
+    _HOLDS_ENTRY
+    + """
+if redis.call('HGET', KEYS[2], 'token') ~= ARGV[4] then return 0 end
+if not holds_entry(KEYS[1], ARGV[1], ARGV[2], ARGV[3]) then return 0 end
+redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[3], 0, ARGV[2], 'JUSTID')
+return 1
+"""
+)
+
+_APPEND = """
+if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return false end
+return redis.call('XADD', KEYS[2], '*', 'type', ARGV[2], 'data', ARGV[3])
+"""
+
+_SAVE = """
+if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return false end
+if ARGV[3] == '' then
+  redis.call('SET', KEYS[2], ARGV[2])
+else
+  redis.call('SET', KEYS[2], ARGV[2], 'EX', tonumber(ARGV[3]))
+end
+return 1
+"""
+
+# A script is all or nothing like MULTI/EXEC (also in the AOF), and checks the token first.
+_FINISH = """
+if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return false end
+redis.call('SET', KEYS[2], ARGV[2], 'EX', tonumber(ARGV[3]))
+local id = redis.call('XADD', KEYS[3], '*', 'type', ARGV[4], 'data', ARGV[5])
+redis.call('EXPIRE', KEYS[3], tonumber(ARGV[6]))
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[6]))
+return id
+"""
+
+
+class LeaseLost(Exception):
+    """This executor no longer holds the run: another took it over; it must stop."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"the lease of run {run_id} is held by another executor")
+        self.run_id = run_id
+
+
 def run_key(run_id: str) -> str:
     return f"ragway:run:{run_id}"
 
 
 def events_key(run_id: str) -> str:
     return f"ragway:run:{run_id}:events"
+
+
+def lease_key(run_id: str) -> str:
+    return f"ragway:run:{run_id}:lease"
 
 
 def cancel_key(run_id: str) -> str:
@@ -82,6 +160,11 @@ class RunStore:
     def __init__(self, client: redis.Redis) -> None:
         self._r = client
         self._create = client.register_script(_CREATE)
+        self._acquire = client.register_script(_ACQUIRE)
+        self._touch = client.register_script(_TOUCH)
+        self._append = client.register_script(_APPEND)
+        self._save = client.register_script(_SAVE)
+        self._finish = client.register_script(_FINISH)
 
     async def ensure_queue(self) -> None:
         try:
@@ -129,14 +212,29 @@ class RunStore:
         raw = await self._r.get(run_key(run_id))
         return None if raw is None else RunRecord.model_validate_json(raw)
 
-    async def save(self, record: RunRecord, *, ttl_s: int | None = None) -> None:
-        record.updated_at_ms = now_ms()
-        await self._r.set(run_key(record.id), record.model_dump_json(), ex=ttl_s)
-
-    async def append(self, run_id: str, event: RunEvent) -> str:
-        event_id = await self._r.xadd(
-            events_key(run_id), {"type": event.TYPE.value, "data": event.data()}
+    async def acquire(self, consumer: str, entry_id: str, run_id: str) -> int | None:
+        """A new lease token for the run, while ``consumer`` holds its queue entry; else None."""
+        token = await self._acquire(
+            keys=[QUEUE, lease_key(run_id)], args=[GROUP, entry_id, consumer, LEASE_KEY_TTL_S]
         )
+        return int(token) or None
+
+    async def save(self, record: RunRecord, *, token: int, ttl_s: int | None = None) -> None:
+        record.updated_at_ms = now_ms()
+        saved = await self._save(
+            keys=[lease_key(record.id), run_key(record.id)],
+            args=[token, record.model_dump_json(), "" if ttl_s is None else ttl_s],
+        )
+        if saved is None:
+            raise LeaseLost(record.id)
+
+    async def append(self, run_id: str, event: RunEvent, *, token: int) -> str:
+        event_id = await self._append(
+            keys=[lease_key(run_id), events_key(run_id)],
+            args=[token, event.TYPE.value, event.data()],
+        )
+        if event_id is None:
+            raise LeaseLost(run_id)
         return _text(event_id)
 
     async def finish(
@@ -144,23 +242,32 @@ class RunStore:
         record: RunRecord,
         event: RunEvent,
         *,
+        token: int,
         record_ttl_s: int,
         event_ttl_s: int,
     ) -> str:
-        """Save the final record and append the terminal event in one transaction.
+        """Save the final record and append the terminal event in one script.
 
         Two separate writes left a window: an executor (or Redis) dying between
         them left a record that says finished over a log without its terminal
-        event, and the run's streams never ended. MULTI/EXEC is all or nothing,
-        also in the AOF replayed after a crash.
+        event, and the run's streams never ended. A script is all or nothing,
+        also in the AOF replayed after a crash; it writes only for the lease holder.
         """
         record.updated_at_ms = now_ms()
-        async with self._r.pipeline(transaction=True) as pipe:
-            pipe.set(run_key(record.id), record.model_dump_json(), ex=record_ttl_s)
-            pipe.xadd(events_key(record.id), {"type": event.TYPE.value, "data": event.data()})
-            pipe.expire(events_key(record.id), event_ttl_s)
-            replies = await pipe.execute()
-        return _text(replies[1])
+        event_id = await self._finish(
+            keys=[lease_key(record.id), run_key(record.id), events_key(record.id)],
+            args=[
+                token,
+                record.model_dump_json(),
+                record_ttl_s,
+                event.TYPE.value,
+                event.data(),
+                event_ttl_s,
+            ],
+        )
+        if event_id is None:
+            raise LeaseLost(record.id)
+        return _text(event_id)
 
     async def last_event_type(self, run_id: str) -> str | None:
         entries: Any = await self._r.xrevrange(events_key(run_id), count=1)
@@ -220,11 +327,17 @@ class RunStore:
         )
         return [_queued(entry_id, fields) for entry_id, fields in reply[1] if fields]
 
-    async def touch(self, consumer: str, entry_ids: Sequence[str]) -> None:
-        """Reset the idle time of entries this executor holds (its lease heartbeat)."""
-        await self._r.xclaim(
-            QUEUE, GROUP, consumer, min_idle_time=0, message_ids=list(entry_ids), justid=True
+    async def touch(self, consumer: str, entry_id: str, run_id: str, token: int) -> bool:
+        """Reset the idle time of the entry this executor holds (its lease heartbeat).
+
+        Only while it still holds both the entry and the run's lease: a plain XCLAIM
+        with min-idle 0 took the entry back from a replica that had reclaimed it.
+        False: the lease is lost.
+        """
+        held = await self._touch(
+            keys=[QUEUE, lease_key(run_id)], args=[GROUP, entry_id, consumer, token]
         )
+        return bool(held)
 
     async def ack(self, entry_ids: Sequence[str]) -> None:
         if entry_ids:

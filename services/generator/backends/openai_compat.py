@@ -123,21 +123,25 @@ class OpenAIChatModel:
                             yield chunk
                         return
                     detail = (await response.aread())[:300].decode(errors="replace")
+                    # The endpoint's body and address are for the logs: an LLMError's
+                    # message goes out to the user in the answer's degraded notes.
+                    self._log_upstream("LLM endpoint answered an error", detail, response)
                     if response.status_code not in RETRY_STATUS:
                         raise LLMError(
-                            "llm_rejected",
-                            f"HTTP {response.status_code} from {self.config.base_url}: {detail}",
+                            "llm_rejected", f"HTTP {response.status_code} from the LLM endpoint"
                         )
                     problem = f"HTTP {response.status_code}"
                     wait = _retry_after(response.headers.get("retry-after"))
             except _RETRY_ERRORS as exc:
+                self._log_upstream("LLM endpoint connection failed", str(exc))
                 if started:  # text already went out: a retry would repeat it
-                    raise LLMError("llm_error", f"the stream broke: {exc}") from exc
-                problem = f"{type(exc).__name__}: {exc}"
+                    raise LLMError("llm_error", f"the stream broke ({type(exc).__name__})") from exc
+                problem = type(exc).__name__
             except httpx.TimeoutException as exc:
                 raise LLMError("llm_timeout", f"{type(exc).__name__} from the endpoint") from exc
             except httpx.HTTPError as exc:
-                raise LLMError("llm_error", f"{type(exc).__name__}: {exc}") from exc
+                self._log_upstream("LLM endpoint call failed", str(exc))
+                raise LLMError("llm_error", f"{type(exc).__name__} from the endpoint") from exc
             if attempt == attempts:
                 raise LLMError("llm_unavailable", f"{problem} after {attempts} attempts")
             hint = "Retry-After" if wait is not None else "backoff"
@@ -154,6 +158,18 @@ class OpenAIChatModel:
             log.info("retrying the LLM endpoint", extra={"problem": problem, "wait_s": wait})
             await asyncio.sleep(wait)
 
+    def _log_upstream(
+        self, message: str, detail: str, response: httpx.Response | None = None
+    ) -> None:
+        log.warning(
+            message,
+            extra={
+                "base_url": self.config.base_url,
+                "status": None if response is None else response.status_code,
+                "upstream_detail": detail,
+            },
+        )
+
 
 async def _chunks(response: httpx.Response) -> AsyncGenerator[ChatChunk, None]:
     async for line in response.aiter_lines():
@@ -166,9 +182,12 @@ async def _chunks(response: httpx.Response) -> AsyncGenerator[ChatChunk, None]:
             event = json.loads(data)
             choice = event["choices"][0] if event.get("choices") else {}
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-            raise LLMError("llm_bad_stream", f"unreadable stream event: {data[:200]}") from exc
+            log.warning("unreadable LLM stream event", extra={"upstream_detail": data[:300]})
+            raise LLMError("llm_bad_stream", "an unreadable stream event") from exc
         if "error" in event:
-            raise LLMError("llm_error", f"the endpoint reported: {str(event['error'])[:300]}")
+            detail = str(event["error"])[:300]
+            log.warning("LLM stream reported an error", extra={"upstream_detail": detail})
+            raise LLMError("llm_error", "the endpoint reported an error in the stream")
         text = (choice.get("delta") or {}).get("content") or ""
         finish = choice.get("finish_reason")
         if text or finish:

@@ -156,3 +156,24 @@ def test_a_run_lost_by_a_redis_restart_is_flagged() -> None:
     assert "status succeeded became failed" in changed.violations[0]
     no_events = redis_restart([snap], stored([]))
     assert "event log lost" in no_events.violations[0]
+
+
+def test_two_attempts_interleaved_in_one_log_are_flagged() -> None:
+    # What a gateway frozen past its lease wrote before fencing: after the new attempt
+    # started, the old one went on with its answer (its deltas happen to fit).
+    log = good_log()
+    interleaved = [
+        *log[:4],
+        ev(10, "run.started", attempt=2, restarted=True),
+        ev(11, "retrieval.completed", sources=[]),
+        ev(12, "answer.delta", text="Fresh", index=0),
+        ev(13, "answer.completed", answer="Fresh"),
+        ev(14, "answer.delta", text=" stale", index=1),  # the woken attempt 1
+        ev(15, "run.completed", status="succeeded"),
+    ]
+    check = stored_log(stored(interleaved))
+    assert len(check.violations) == 1
+    assert "answer.delta after answer.completed in attempt 2" in check.violations[0]
+    twice = [*log[:6], ev(8, "answer.completed", answer="stale"), log[6]]
+    check = stored_log(stored(twice))
+    assert len(check.violations) == 1 and "a second answer.completed" in check.violations[0]

@@ -77,8 +77,11 @@ class OneEntryQueue:
     async def reclaim(self, consumer: str, min_idle_ms: int, count: int) -> list[QueuedRun]:
         return []
 
-    async def touch(self, consumer: str, entry_ids: Sequence[str]) -> None:
-        return None
+    async def acquire(self, consumer: str, entry_id: str, run_id: str) -> int | None:
+        return 1
+
+    async def touch(self, consumer: str, entry_id: str, run_id: str, token: int) -> bool:
+        return True
 
     async def ack(self, entry_ids: Sequence[str]) -> None:
         self.acked.extend(entry_ids)

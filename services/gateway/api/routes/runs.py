@@ -14,14 +14,22 @@ from services.gateway.api.errors import ApiError
 from services.gateway.api.schemas import CancelAccepted, ErrorBody, RunAccepted, RunRequest
 from services.gateway.runs.events import StreamClosing
 from services.gateway.runs.follow import READ_BLOCK_MS, follow
-from services.gateway.runs.models import EVENT_ID, RunRecord
+from services.gateway.runs.models import EVENT_ID_PATTERN, RunRecord, is_event_id
 from services.gateway.runs.store import RunStore
-from services.gateway.runs.submit import cancel, owned_run, submit
+from services.gateway.runs.submit import MAX_IDEMPOTENCY_KEY, cancel, owned_run, submit
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
 ERRORS: dict[int | str, dict[str, object]] = {
-    s: {"model": ErrorBody} for s in (400, 401, 403, 404, 413, 415, 422, 503)
+    s: {"model": ErrorBody} for s in (400, 401, 403, 404, 413, 415, 422, 429, 503)
+}
+
+
+# Declared in the spec, checked by the route itself (400 invalid_last_event_id, not a
+# 422): the pattern cannot say that both parts are below 2^64, the description does.
+CURSOR_SCHEMA: dict[str, object] = {
+    "pattern": EVENT_ID_PATTERN,
+    "description": "A stream event id '<ms>-<seq>', both parts below 2^64",
 }
 
 
@@ -42,7 +50,14 @@ async def create_run(
     settings: Settings,
     clients: Clients,
     response: Response,
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    idempotency_key: Annotated[
+        str | None,
+        # Declared, not enforced here: submit() answers a precise 400 (not a 422).
+        Header(
+            alias="Idempotency-Key",
+            json_schema_extra={"minLength": 1, "maxLength": MAX_IDEMPOTENCY_KEY},
+        ),
+    ] = None,
 ) -> RunAccepted:
     """Accept a question and return at once; the run executes apart from this connection.
 
@@ -99,19 +114,25 @@ async def stream_events(
     caller: Caller,
     store: Store,
     settings: Settings,
-    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
-    after: Annotated[str | None, Query(description="Replay events after this id")] = None,
+    last_event_id: Annotated[
+        str | None, Header(alias="Last-Event-ID", json_schema_extra=CURSOR_SCHEMA)
+    ] = None,
+    after: Annotated[
+        str | None,
+        Query(description="Replay events after this id", json_schema_extra=CURSOR_SCHEMA),
+    ] = None,
 ) -> EventSourceResponse:
     """Every event has an `id`. Reconnect with `Last-Event-ID` (or `?after=`) to get exactly
     the events after it. The stream ends after `run.completed` or `run.failed`.
     Heartbeats are SSE comments. `Last-Event-ID` wins over `?after=` (browsers keep the URL
     of the first connection and add the header on reconnect)."""
     cursor = last_event_id if last_event_id is not None else after
-    if cursor is not None and cursor != "" and not EVENT_ID.match(cursor):
+    if cursor is not None and cursor != "" and not is_event_id(cursor):
         raise ApiError(
             400,
             "invalid_last_event_id",
-            f"Last-Event-ID {cursor[:64]!r} is not an event id of the form '<ms>-<seq>'",
+            f"Last-Event-ID {cursor[:64]!r} is not an event id of the form '<ms>-<seq>'"
+            " (two decimal integers below 2^64)",
         )
     await owned_run(store, caller, run_id)
     where = f"read the run's final record at /v1/runs/{run_id}"

@@ -17,7 +17,7 @@ from ragway.v1 import generator_pb2, retriever_pb2
 from services.gateway.runs.errors import IdempotencyConflict
 from services.gateway.runs.events import RunAcceptedEvent, RunEvent
 from services.gateway.runs.models import RunRecord, RunStatus, new_run_id, now_ms
-from services.gateway.runs.store import Created, Event
+from services.gateway.runs.store import Created, Event, LeaseLost
 
 
 class FakeStore:
@@ -29,6 +29,8 @@ class FakeStore:
         self._seq = 0
         # Called after each append: a test's hook into the run between its steps.
         self.on_append: Callable[[str, RunEvent], None] = lambda run_id, event: None
+        # The lease token that may write each run; a run not in it takes any token.
+        self.tokens: dict[str, int] = {}
 
     async def create(
         self,
@@ -53,17 +55,30 @@ class FakeStore:
         record = self.records.get(run_id)
         return None if record is None else record.model_copy(deep=True)
 
-    async def save(self, record: RunRecord, *, ttl_s: int | None = None) -> None:
+    def _fence(self, run_id: str, token: int) -> None:
+        if self.tokens.get(run_id, token) != token:
+            raise LeaseLost(run_id)
+
+    async def save(self, record: RunRecord, *, token: int, ttl_s: int | None = None) -> None:
+        self._fence(record.id, token)
         self.records[record.id] = record.model_copy(deep=True)
 
-    async def append(self, run_id: str, event: RunEvent) -> str:
+    async def append(self, run_id: str, event: RunEvent, *, token: int) -> str:
+        self._fence(run_id, token)
         event_id = self._add(run_id, event)
         self.on_append(run_id, event)
         return event_id
 
     async def finish(
-        self, record: RunRecord, event: RunEvent, *, record_ttl_s: int, event_ttl_s: int
+        self,
+        record: RunRecord,
+        event: RunEvent,
+        *,
+        token: int,
+        record_ttl_s: int,
+        event_ttl_s: int,
     ) -> str:
+        self._fence(record.id, token)
         self.records[record.id] = record.model_copy(deep=True)
         return self._add(record.id, event)
 

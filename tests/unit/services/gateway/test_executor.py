@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 
 import grpc
+import pytest
 
 from services.gateway.clients import ServiceClients
 from services.gateway.runs.events import RunEvent
 from services.gateway.runs.executor import RunExecutor
 from services.gateway.runs.models import RunStatus
+from services.gateway.runs.store import LeaseLost
 from services.gateway.settings import GatewaySettings
 from tests.unit.services.gateway.fakes import (
     ANSWER,
@@ -28,7 +30,7 @@ SETTINGS = GatewaySettings(grpc_backoff_s=0.0)
 
 
 def execute(store: FakeStore, backends: FakeBackends, run_id: str) -> None:
-    asyncio.run(RunExecutor(store, backends, SETTINGS).execute(run_id))
+    asyncio.run(RunExecutor(store, backends, SETTINGS).execute(run_id, token=1))
 
 
 def test_a_normal_run_writes_its_events_in_order_and_saves_the_answer() -> None:
@@ -134,7 +136,7 @@ def execute_with_generator(store: FakeStore, run_id: str, *calls: FakeCall) -> F
             return search_reply()
 
         clients.search = search  # type: ignore[method-assign,assignment]
-        await RunExecutor(store, clients, SETTINGS).execute(run_id)
+        await RunExecutor(store, clients, SETTINGS).execute(run_id, token=1)
         stub.breaker_state = clients.generator_breaker.state
         await clients.close()
 
@@ -204,3 +206,13 @@ def test_a_restarted_run_voids_the_partial_results_and_says_so() -> None:
     execute(store, FakeBackends(), run.id)
     assert store.data(run.id, "run.started") == [{"attempt": 2, "restarted": True}]
     assert store.records[run.id].answer == "Resume with [1]."
+
+
+def test_an_executor_whose_lease_was_taken_over_writes_nothing() -> None:
+    store = FakeStore()
+    run = queued_run(store)
+    store.tokens[run.id] = 2  # another executor acquired the run after this one
+    with pytest.raises(LeaseLost):
+        execute(store, FakeBackends(), run.id)
+    assert store.types(run.id) == []
+    assert store.records[run.id].status is RunStatus.QUEUED

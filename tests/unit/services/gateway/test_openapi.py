@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 from services.gateway.main import create_app
+from services.gateway.runs.models import EVENT_ID_PATTERN
+from services.gateway.runs.submit import MAX_IDEMPOTENCY_KEY
 from services.gateway.settings import GatewaySettings
 from tests.conftest import FIXTURES, ROOT
 
@@ -29,3 +31,18 @@ def test_every_v1_operation_documents_its_error_statuses() -> None:
         for method, op in operations.items():
             statuses = set(op["responses"])
             assert {"401", "403", "422"} <= statuses, (method, path, statuses)
+
+
+def _parameters(path: str, method: str) -> dict[str, dict[str, object]]:
+    paths = generated()["paths"]
+    assert isinstance(paths, dict)
+    return {p["name"]: p["schema"] for p in paths[path][method]["parameters"]}
+
+
+def test_the_spec_declares_the_cursor_and_idempotency_key_constraints() -> None:
+    # What the server enforces is what a client (or schemathesis) can read in the spec.
+    events = _parameters("/v1/runs/{run_id}/events", "get")
+    for name in ("Last-Event-ID", "after"):
+        assert events[name]["pattern"] == EVENT_ID_PATTERN, name
+    key = _parameters("/v1/runs", "post")["Idempotency-Key"]
+    assert (key["minLength"], key["maxLength"]) == (1, MAX_IDEMPOTENCY_KEY)

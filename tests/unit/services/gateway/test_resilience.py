@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
 from typing import Any
 
 import grpc
@@ -161,3 +162,58 @@ def test_a_stream_that_fails_after_a_message_is_not_retried() -> None:
     with pytest.raises(grpc.aio.AioRpcError):
         asyncio.run(main())
     assert (seen, len(opened)) == ([1], 1)
+
+
+def half_open(clock: Clock) -> CircuitBreaker:
+    b = breaker(clock)
+    for _ in range(3):
+        b.record_failure()
+    clock.now += 10
+    assert b.state == "half-open"
+    return b
+
+
+def test_a_trial_cancelled_before_its_first_message_frees_the_trial() -> None:
+    # A run cancelled (task cancelled) while the one trial call was out left the trial
+    # marked in flight: every later call failed at once, until the gateway restarted.
+    clock = Clock()
+    b = half_open(clock)
+
+    async def hangs() -> AsyncGenerator[int, None]:
+        await asyncio.sleep(3600)
+        yield 1
+
+    async def main() -> None:
+        task = asyncio.create_task(
+            drain_async(stream_with_retries(b, hangs, attempts=3, backoff_s=0))
+        )
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert b.state == "half-open"
+    b.before_call()  # a new trial may go out
+
+
+def test_a_trial_closed_early_by_its_consumer_frees_the_trial() -> None:
+    # The executor stops reading mid-stream (cancel requested, or a Redis error while
+    # appending a delta): the stream is closed at its yield, and no outcome was recorded.
+    clock = Clock()
+    b = half_open(clock)
+    open_stream, _ = stream_of([1, 2, 3])
+
+    async def main() -> None:
+        async with aclosing(stream_with_retries(b, open_stream, attempts=3, backoff_s=0)) as s:
+            async for _ in s:
+                raise ConnectionError("redis went away while appending")
+
+    with pytest.raises(ConnectionError):
+        asyncio.run(main())
+    assert b.state == "closed"  # it answered: the dependency is up
+    b.before_call()
+
+
+async def drain_async(stream: AsyncGenerator[int, None]) -> list[int]:
+    return [x async for x in stream]

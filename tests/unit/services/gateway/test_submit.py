@@ -160,7 +160,10 @@ def test_follow_ends_with_the_terminal_event_and_resumes_after_a_cursor() -> Non
     store = FakeStore()
     run_id = run_submit(store)
     record = store.records[run_id]
-    asyncio.run(store.finish(record, RunCompleted(timings_ms={}), record_ttl_s=60, event_ttl_s=60))
+    finished = store.finish(
+        record, RunCompleted(timings_ms={}), token=1, record_ttl_s=60, event_ttl_s=60
+    )
+    asyncio.run(finished)
     ids = [e.id for e in store.events[run_id]]
     assert collect(store, run_id, "0-0") == ids
     assert collect(store, run_id, ids[0]) == ids[1:]
