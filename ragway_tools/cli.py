@@ -35,7 +35,11 @@ app.command("ingest")(ingest)
 console = Console()
 err = Console(stderr=True)
 
-DEMO_KEYS = {"rgw-demo-public-key": "public", "rgw-demo-sre-key": "public + sre"}
+DEMO_KEYS = {
+    "rgw-demo-public-key": "public",
+    "rgw-demo-sre-key": "public + sre",
+    "rgw-demo-admin-key": "public; admin: paths, canary",
+}
 
 
 class GeneratorChoice(StrEnum):

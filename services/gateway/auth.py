@@ -8,6 +8,7 @@ Keys are stored as SHA-256 digests in a YAML file, never in clear:
         tenant: demo
         groups: [public]
         allowed_origins: ["*"]  # browser Origins that may use this key
+        kind: server            # server (default) | widget | admin (paths, canary)
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError
@@ -27,6 +29,8 @@ class KeyEntry(BaseModel):
     groups: list[str] = Field(min_length=1)
     allowed_origins: list[str] = Field(default_factory=lambda: ["*"])
     disabled: bool = False
+    # Only admin keys may call /v1/admin (paths, canary); the others never can.
+    kind: Literal["server", "widget", "admin"] = "server"
 
 
 class KeyFile(BaseModel):
@@ -38,6 +42,7 @@ class Principal:
     key_id: str
     tenant: str
     groups: frozenset[str]
+    kind: str = "server"
 
 
 class AuthError(Exception):
@@ -77,7 +82,9 @@ class KeyRegistry:
             raise AuthError(
                 403, "origin_not_allowed", f"origin {origin!r} may not use API key {entry.id!r}"
             )
-        return Principal(key_id=entry.id, tenant=entry.tenant, groups=frozenset(entry.groups))
+        return Principal(
+            key_id=entry.id, tenant=entry.tenant, groups=frozenset(entry.groups), kind=entry.kind
+        )
 
 
 def digest(key: str) -> str:

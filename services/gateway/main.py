@@ -17,9 +17,11 @@ from fastapi.responses import HTMLResponse
 from ragway import __version__
 from services.gateway.api import errors
 from services.gateway.api.guard import ApiGuard
-from services.gateway.api.routes import ask, health, runs
+from services.gateway.api.routes import admin, ask, health, runs
 from services.gateway.auth import KeyRegistry
 from services.gateway.clients import ServiceClients
+from services.gateway.paths.control import PathControl
+from services.gateway.paths.store import PathStore
 from services.gateway.runs.executor import RunExecutor
 from services.gateway.runs.queue import RunQueue
 from services.gateway.runs.store import RunStore
@@ -52,11 +54,16 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
         )
         app.state.store = RunStore(client)
         app.state.clients = clients
+        paths = PathControl(
+            PathStore(client), clients.describe_build, record_ttl_s=settings.record_retention_s
+        )
+        app.state.paths = paths
         stop = asyncio.Event()
         executor_task = None
         if with_executor:
             consumer = f"{socket.gethostname()}-{os.getpid()}"
-            executor = RunExecutor(app.state.store, clients, settings)
+            executor = RunExecutor(app.state.store, clients, settings, paths)
+            paths.attach_shadow(executor.shadow)
             queue = RunQueue(
                 app.state.store,
                 executor.execute,
@@ -71,6 +78,7 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
             stop.set()
             if executor_task is not None:
                 await executor_task  # finishes the runs it holds
+            await paths.close()
             await clients.close()
             await client.aclose()
 
@@ -85,6 +93,7 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
     app.include_router(runs.router)
     app.include_router(ask.router)
     app.include_router(health.router)
+    app.include_router(admin.router)
     app.add_middleware(ApiGuard, registry=registry, max_body_bytes=settings.max_body_bytes)
 
     page = resources.files("services.gateway").joinpath("static/index.html").read_text()

@@ -27,6 +27,7 @@ import grpc
 
 from ragway.v1 import generator_pb2, retriever_pb2
 from services.gateway import clients
+from services.gateway.paths.models import PathConfig, default_path
 from services.gateway.resilience import CircuitOpenError
 from services.gateway.runs.context import PackedPassage, known_citations, pack
 from services.gateway.runs.events import (
@@ -40,7 +41,14 @@ from services.gateway.runs.events import (
     RunFailed,
     RunStarted,
 )
-from services.gateway.runs.models import TERMINAL_EVENTS, ErrorInfo, RunRecord, RunStatus
+from services.gateway.runs.models import (
+    TERMINAL_EVENTS,
+    ErrorInfo,
+    RunRecord,
+    RunStatus,
+    new_run_id,
+    now_ms,
+)
 from services.gateway.settings import GatewaySettings
 
 log = logging.getLogger(__name__)
@@ -76,6 +84,14 @@ class Backends(Protocol):
     ) -> AsyncGenerator[generator_pb2.GenerateResponse, None]: ...
 
 
+class PathHooks(Protocol):
+    """What the executor needs of paths and experiments (paths/control.py)."""
+
+    async def config(self, name: str, version: int) -> PathConfig: ...
+
+    async def finished(self, record: RunRecord) -> None: ...
+
+
 class RunCancelledError(Exception):
     """The caller cancelled the run; the executor stops at its next step."""
 
@@ -88,10 +104,17 @@ class RunFailedError(Exception):
 
 
 class RunExecutor:
-    def __init__(self, store: ExecutorStore, backends: Backends, settings: GatewaySettings) -> None:
+    def __init__(
+        self,
+        store: ExecutorStore,
+        backends: Backends,
+        settings: GatewaySettings,
+        paths: PathHooks | None = None,
+    ) -> None:
         self._store = store
         self._backends = backends
         self._settings = settings
+        self._paths = paths
 
     async def execute(self, run_id: str) -> None:
         record = await self._store.get(run_id)
@@ -129,10 +152,13 @@ class RunExecutor:
         record.attempts += 1
         await self._store.save(record)
         await self._store.append(run_id, RunStarted(attempt=record.attempts, restarted=restarted))
+        path = default_path(record.path)
+        if self._paths is not None:
+            path = await self._paths.config(record.path, record.path_version)
         try:
-            passages = await self._retrieve(record)
+            passages = await self._retrieve(record, path)
             await self._stop_if_cancelled(record)
-            await self._generate(record, passages, started)
+            await self._generate(record, passages, started, path)
             record.status = RunStatus.SUCCEEDED
         except RunCancelledError:
             record.status = RunStatus.CANCELLED
@@ -146,10 +172,14 @@ class RunExecutor:
         if await self._store.cancel_requested(record.id):
             raise RunCancelledError
 
-    async def _retrieve(self, record: RunRecord) -> list[PackedPassage]:
+    async def _retrieve(self, record: RunRecord, path: PathConfig) -> list[PackedPassage]:
         s = self._settings
         request = clients.search_request(
-            record, candidate_depth=s.candidate_depth, budget_ms=s.retrieval_budget_ms
+            record,
+            candidate_depth=path.candidate_depth or s.candidate_depth,
+            budget_ms=s.retrieval_budget_ms,
+            build=path.build,
+            rerank=path.rerank,
         )
         t0 = time.perf_counter()
         try:
@@ -180,9 +210,11 @@ class RunExecutor:
         return packed
 
     async def _generate(
-        self, record: RunRecord, passages: list[PackedPassage], started: float
+        self, record: RunRecord, passages: list[PackedPassage], started: float, path: PathConfig
     ) -> None:
-        request = clients.generate_request(record, passages)
+        request = clients.generate_request(
+            record, passages, max_output_tokens=path.max_output_tokens or 0
+        )
         remaining_s = max(
             0.1, self._settings.run_budget_ms / 1000 - (time.perf_counter() - started)
         )
@@ -277,8 +309,69 @@ class RunExecutor:
                 "status": record.status.value,
                 "refused": record.refused,
                 "total_ms": record.timings_ms.get("total"),
+                "path": record.path,
+                "path_version": record.path_version,
             },
         )
+        if self._paths is not None and record.experiment is not None:
+            try:
+                await self._paths.finished(record)
+            except Exception:  # the run is done; its experiment bookkeeping must not undo it
+                log.exception("experiment bookkeeping failed", extra={"run_id": record.id})
+
+    async def shadow(self, served: RunRecord, path: str, version: int) -> None:
+        """Run the served run's question on ``path`` unseen: its record is stored (for the
+        report), its events go nowhere, and nothing of it reaches the served run."""
+        created = now_ms()
+        record = RunRecord(
+            id=new_run_id(),
+            status=RunStatus.QUEUED,
+            tenant=served.tenant,
+            key_id=served.key_id,
+            access_groups=served.access_groups,
+            question=served.question,
+            top_k=served.top_k,
+            mode=served.mode,
+            created_at_ms=created,
+            updated_at_ms=created,
+            path=path,
+            path_version=version,
+            user_id=served.user_id,
+            experiment=served.experiment,
+            shadow_of=served.id,
+        )
+        store = _ShadowStore(self._store, record)
+        await RunExecutor(store, self._backends, self._settings, self._paths).execute(record.id)
+
+
+class _ShadowStore:
+    """The executor's store for a shadow run: the record in memory until it is saved,
+    once, at the end; events dropped (a shadow is never streamed)."""
+
+    def __init__(self, store: ExecutorStore, record: RunRecord) -> None:
+        self._store = store
+        self._record = record
+
+    async def get(self, run_id: str) -> RunRecord | None:
+        return self._record if run_id == self._record.id else None
+
+    async def save(self, record: RunRecord, *, ttl_s: int | None = None) -> None:
+        self._record = record
+
+    async def append(self, run_id: str, event: RunEvent) -> str:
+        return "0-0"
+
+    async def finish(
+        self, record: RunRecord, event: RunEvent, *, record_ttl_s: int, event_ttl_s: int
+    ) -> str:
+        await self._store.save(record, ttl_s=record_ttl_s)
+        return "0-0"
+
+    async def last_event_type(self, run_id: str) -> str | None:
+        return None
+
+    async def cancel_requested(self, run_id: str) -> bool:
+        return False
 
 
 def _rpc_failure(service: str, exc: grpc.aio.AioRpcError) -> RunFailedError:
