@@ -200,6 +200,24 @@ def canary_stop(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY) -> None:
     console.print(f"experiment [cyan]{state['experiment']}[/] stopped")
 
 
+@canary_app.command("percent")
+def canary_percent(
+    percent: Annotated[float, typer.Argument(help="The new share of users (0-100)")],
+    url: Url = DEFAULT_URL,
+    key: Key = DEFAULT_KEY,
+) -> None:
+    """A step of the rollout (e.g. 5 → 25 → 50): users already in stay in."""
+    state = _call("POST", url, key, "/canary/percent", body={"percent": percent})
+    console.print(f"experiment [cyan]{state['experiment']}[/] now at {state['percent']:g} %")
+
+
+@canary_app.command("promote")
+def canary_promote(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY) -> None:
+    """Make the candidate's tested version the baseline, and end the experiment."""
+    baseline = _call("POST", url, key, "/canary/promote")
+    console.print(f"baseline is now version {baseline['version']} ({baseline['note']})")
+
+
 def _report_table(report: dict[str, Any]) -> Table:
     b, c = report["baseline"], report["candidate"]
     table = Table(

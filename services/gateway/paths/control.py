@@ -164,6 +164,43 @@ class PathControl:
         log.info("experiment stopped", extra={"experiment": state.experiment, "reason": reason})
         return await self._store.state()
 
+    async def set_percent(self, percent: float) -> CanaryState:
+        """Widen or narrow the running experiment (users already in stay in when widening)."""
+        state = await self._store.state()
+        updated = state.model_copy(update={"percent": percent})
+        if state.mode is CanaryMode.OFF or not await self._store.update(updated):
+            raise NoCanary
+        log.info("experiment percent", extra={"experiment": state.experiment, "percent": percent})
+        return updated
+
+    async def promote(self) -> PathConfig:
+        """The candidate's version becomes the baseline's next version; the experiment ends."""
+        state = await self._store.state()
+        if state.mode is CanaryMode.OFF:
+            raise NoCanary
+        candidate = await self.show(state.candidate, state.candidate_version)
+        options = PathOptions.model_validate(
+            candidate.model_dump(include=set(PathOptions.model_fields))
+            | {"note": f"promoted from {candidate.name} v{candidate.version} ({state.experiment})"}
+        )
+        if not await self._store.stop(state, "promoted", rolled_back=False):
+            raise NoCanary
+        promoted = await self._store.put(
+            PathConfig(
+                name=BASELINE, version=0, build_id=candidate.build_id, **options.model_dump()
+            )
+        )
+        log.info(
+            "candidate promoted",
+            extra={
+                "experiment": state.experiment,
+                "candidate": candidate.name,
+                "candidate_version": candidate.version,
+                "baseline_version": promoted.version,
+            },
+        )
+        return promoted
+
     async def history(self) -> list[CanaryState]:
         return await self._store.history()
 

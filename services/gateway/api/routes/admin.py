@@ -56,6 +56,12 @@ class CanaryStart(BaseModel):
     gates: Gates = Field(default_factory=Gates)
 
 
+class CanaryPercent(BaseModel):
+    model_config = {"extra": "forbid"}
+
+    percent: float = Field(ge=0, le=100)
+
+
 class CanaryStatus(BaseModel):
     state: CanaryState
     report: Report | None = Field(description="The current (or last) experiment's report.")
@@ -129,6 +135,35 @@ async def stop_canary(_: AdminCaller, paths: Paths) -> CanaryState:
     """Everyone is served by the baseline again at their next run."""
     try:
         return await paths.stop()
+    except e.PathError as exc:
+        raise _http(exc) from exc
+
+
+@router.post(
+    "/canary/percent",
+    response_model=CanaryState,
+    responses=ERRORS,
+    summary="Change the experiment's share of users",
+)
+async def canary_percent(body: CanaryPercent, _: AdminCaller, paths: Paths) -> CanaryState:
+    """A step of the rollout: widening keeps the users already in on the candidate."""
+    try:
+        return await paths.set_percent(body.percent)
+    except e.PathError as exc:
+        raise _http(exc) from exc
+
+
+@router.post(
+    "/canary/promote",
+    response_model=PathConfig,
+    responses=ERRORS,
+    summary="Promote the candidate to baseline",
+)
+async def promote_canary(_: AdminCaller, paths: Paths) -> PathConfig:
+    """The candidate's tested version is stored as the baseline's next version and the
+    experiment ends: everyone is served by it at their next run."""
+    try:
+        return await paths.promote()
     except e.PathError as exc:
         raise _http(exc) from exc
 
