@@ -77,12 +77,13 @@ def paths_list(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY, as_json: AsJson =
         _print_json(rows)
         return
     table = Table("path", "version", "build", "build id", "mode", "top_k", "depth", "rerank",
-                  "max tokens", "prompt")  # fmt: skip
+                  "max tokens", "threshold", "prompt")  # fmt: skip
     for p in rows:
         table.add_row(
             p["name"], str(p["version"]), p["build"] or "(live)", p["build_id"],
             p["mode"] or "-", str(p["top_k"] or "-"), str(p["candidate_depth"] or "-"),
-            p["rerank"], str(p["max_output_tokens"] or "-"), p["prompt_label"] or "-",
+            p["rerank"], str(p["max_output_tokens"] or "-"), _fmt(p["min_support"]),
+            p["prompt_label"] or "-",
         )  # fmt: skip
     console.print(table)
 
@@ -110,6 +111,9 @@ def paths_set(
     candidate_depth: Annotated[int | None, typer.Option(help="Candidates per retriever")] = None,
     rerank: Annotated[str, typer.Option(help="default, on or off")] = "default",
     max_output_tokens: Annotated[int | None, typer.Option(help="Generator output bound")] = None,
+    min_support: Annotated[
+        float | None, typer.Option(help="Refusal threshold 0-1 (default: the generator's)")
+    ] = None,
     prompt_label: Annotated[str, typer.Option(help="Prompt version label")] = "",
     note: Annotated[str, typer.Option(help="Why this version")] = "",
     url: Url = DEFAULT_URL,
@@ -118,7 +122,7 @@ def paths_set(
     """Store the next version of a path (the build is checked with the retriever first)."""
     body = {
         "build": build, "mode": mode, "top_k": top_k, "candidate_depth": candidate_depth,
-        "rerank": rerank, "max_output_tokens": max_output_tokens,
+        "rerank": rerank, "max_output_tokens": max_output_tokens, "min_support": min_support,
         "prompt_label": prompt_label, "note": note,
     }  # fmt: skip
     stored = _call("PUT", url, key, f"/paths/{name}", body=body)

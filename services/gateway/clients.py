@@ -221,9 +221,13 @@ def sources(passages: Sequence[PackedPassage]) -> list[Source]:
 
 
 def generate_request(
-    record: RunRecord, passages: Sequence[PackedPassage], *, max_output_tokens: int = 0
+    record: RunRecord,
+    passages: Sequence[PackedPassage],
+    *,
+    max_output_tokens: int = 0,
+    min_support: float | None = None,
 ) -> generator_pb2.GenerateRequest:
-    return generator_pb2.GenerateRequest(
+    request = generator_pb2.GenerateRequest(
         question=record.question,
         run_id=record.id,
         max_output_tokens=max_output_tokens,
@@ -241,6 +245,9 @@ def generate_request(
             for p in passages
         ],
     )
+    if min_support is not None:  # unset: the generator's own threshold
+        request.min_support = min_support
+    return request
 
 
 @dataclass(frozen=True, slots=True)

@@ -310,3 +310,22 @@ def test_a_user_stays_on_the_candidate_across_gateway_replicas(
                 assert ask(client, outside)["path"] == "baseline"
     finally:
         stack.kill("gateway-replica", signal.SIGTERM)
+
+
+def test_a_candidate_that_refuses_too_often_is_rolled_back(api: httpx.Client) -> None:
+    # A planted regression of the refusal threshold: nothing reaches 0.999 support.
+    resp = api.put("/v1/admin/paths/strict", json={"min_support": 0.999}, headers=ADMIN)
+    assert resp.status_code == 200 and resp.json()["min_support"] == 0.999, resp.text
+    inside, outside = users(50)
+    gates = {"min_samples": 3}
+    api.post(
+        "/v1/admin/canary", json={"candidate": "strict", "percent": 50, "gates": gates},
+        headers=ADMIN,
+    ).raise_for_status()  # fmt: skip
+    for _ in range(3):
+        assert ask(api, outside)["refused"] is False
+    refusals = [ask(api, inside) for _ in range(3)]
+    assert all(r["refused"] and r["path"] == "strict" for r in refusals)
+    assert "< 0.999" in refusals[0]["refusal_detail"]
+    ended = wait_for(lambda: (s := state(api))["mode"] == "off" and s)
+    assert ended and ended["rolled_back"] and "refusal_rate" in ended["stopped_reason"]

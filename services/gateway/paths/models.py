@@ -45,6 +45,13 @@ class PathOptions(BaseModel):
     max_output_tokens: int | None = Field(
         default=None, ge=1, le=8192, description="Generator output bound; unset = backend's."
     )
+    min_support: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Refusal threshold: evidence support under it is a refusal; unset = "
+        "the generator's own (RAGWAY_MIN_SUPPORT).",
+    )
     prompt_label: str = Field(
         default="",
         max_length=64,

@@ -213,7 +213,10 @@ class RunExecutor:
         self, record: RunRecord, passages: list[PackedPassage], started: float, path: PathConfig
     ) -> None:
         request = clients.generate_request(
-            record, passages, max_output_tokens=path.max_output_tokens or 0
+            record,
+            passages,
+            max_output_tokens=path.max_output_tokens or 0,
+            min_support=path.min_support,
         )
         remaining_s = max(
             0.1, self._settings.run_budget_ms / 1000 - (time.perf_counter() - started)

@@ -106,3 +106,19 @@ def test_the_sentence_cache_is_bounded_and_changes_no_answer() -> None:
             (s.text, round(s.support, 5)) for s in GEN.score(question, PASSAGES)
         ]
         assert len(tiny._cache) == 2
+
+
+def test_a_requests_own_threshold_replaces_the_configured_one() -> None:
+    question = "How do I resume a stream after a disconnect?"
+
+    async def final(min_support: float | None) -> Final:
+        request = GenerationRequest(question, PASSAGES, min_support=min_support)
+        events = [e async for e in GEN.generate(request)]
+        assert isinstance(events[-1], Final)
+        return events[-1]
+
+    default, strict = asyncio.run(final(None)), asyncio.run(final(0.999))
+    assert default.verdict is Verdict.GROUNDED
+    assert strict.verdict is Verdict.REFUSED
+    assert strict.refusal_reason is RefusalReason.WEAK_EVIDENCE
+    assert "< 0.999" in strict.refusal_detail
