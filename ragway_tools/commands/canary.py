@@ -161,9 +161,10 @@ MinSamples = Annotated[int | None, typer.Option(help="Override the gates' min_sa
 
 def _start(
     mode: Literal["canary", "shadow"], candidate: str, percent: float, gates: dict[str, Any],
-    url: str, key: str,
+    url: str, key: str, retrieval_only: bool = False,
 ) -> None:  # fmt: skip
-    body = {"mode": mode, "candidate": candidate, "percent": percent, "gates": gates}
+    body = {"mode": mode, "candidate": candidate, "percent": percent, "gates": gates,
+            "retrieval_only": retrieval_only}  # fmt: skip
     state = _call("POST", url, key, "/canary", body=body)
     console.print(
         f"{mode} [cyan]{state['experiment']}[/] started: {candidate} v{state['candidate_version']}"
@@ -190,11 +191,15 @@ def canary_shadow(
     candidate: Candidate = "candidate",
     gates_file: GatesFile = None,
     min_samples: MinSamples = None,
+    retrieval_only: Annotated[
+        bool, typer.Option(help="Compare ranked sources only: no second generator call")
+    ] = False,
     url: Url = DEFAULT_URL,
     key: Key = DEFAULT_KEY,
 ) -> None:
     """Run the candidate beside the baseline, never serving it; its records are compared."""
-    _start("shadow", candidate, percent, _gates(gates_file, min_samples), url, key)
+    gates = _gates(gates_file, min_samples)
+    _start("shadow", candidate, percent, gates, url, key, retrieval_only)
 
 
 @canary_app.command("stop")

@@ -329,3 +329,24 @@ def test_a_candidate_that_refuses_too_often_is_rolled_back(api: httpx.Client) ->
     assert "< 0.999" in refusals[0]["refusal_detail"]
     ended = wait_for(lambda: (s := state(api))["mode"] == "off" and s)
     assert ended and ended["rolled_back"] and "refusal_rate" in ended["stopped_reason"]
+
+
+def test_a_retrieval_only_shadow_compares_sources_without_a_second_answer(
+    api: httpx.Client,
+) -> None:
+    api.put("/v1/admin/paths/candidate", json={"build": HALF_BUILD}, headers=ADMIN)
+    body = {"mode": "shadow", "percent": 100, "retrieval_only": True}
+    api.post("/v1/admin/canary", json=body, headers=ADMIN).raise_for_status()
+    served = ask(api, "retrieval-only-user")
+    assert served["answer"] and served["shadow"] is True
+
+    def paired() -> dict[str, Any] | None:
+        report: dict[str, Any] = api.get("/v1/admin/canary/report", headers=ADMIN).json()
+        return report if report["shadow"]["pairs"] >= 1 else None
+
+    report = wait_for(paired)
+    assert report, "the shadow run never finished"
+    assert report["retrieval_only"] is True
+    assert [g["metric"] for g in report["gates"]] == ["error_rate", "top_k_overlap"]
+    assert report["candidate"]["refusal_rate"] is None  # no answer was generated
+    assert report["shadow"]["top_k_overlap"] is not None

@@ -49,7 +49,9 @@ log = logging.getLogger(__name__)
 REPORT_WINDOW = 500
 
 DescribeBuild = Callable[[str], Awaitable[str]]  # build id or alias → build id
-ShadowRun = Callable[[RunRecord, str, int], Coroutine[Any, Any, None]]  # served run, path, version
+ShadowRun = Callable[
+    [RunRecord, str, int, bool], Coroutine[Any, Any, None]
+]  # served run, path, version
 
 
 class PathControl:
@@ -123,7 +125,13 @@ class PathControl:
         return await self._store.state()
 
     async def start(
-        self, mode: CanaryMode, candidate: str, percent: float, gates: Gates
+        self,
+        mode: CanaryMode,
+        candidate: str,
+        percent: float,
+        gates: Gates,
+        *,
+        retrieval_only: bool = False,
     ) -> CanaryState:
         if candidate == BASELINE:
             raise InvalidCandidate(candidate)
@@ -138,6 +146,7 @@ class PathControl:
             candidate_version=candidate_config.version,
             baseline_version=await self._store.latest_version(BASELINE),
             percent=percent,
+            retrieval_only=retrieval_only and mode is CanaryMode.SHADOW,
             gates=gates,
             started_at_ms=now_ms(),
         )
@@ -225,6 +234,7 @@ class PathControl:
             state.gates,
             candidate_name=state.candidate,
             dropped=await self._store.dropped(state.experiment),
+            retrieval_only=state.retrieval_only,
         )
 
     async def evaluate(self) -> tuple[Report, CanaryState]:
@@ -272,7 +282,9 @@ class PathControl:
             )
         else:
             task = asyncio.create_task(
-                self._shadow_run(record, state.candidate, state.candidate_version),
+                self._shadow_run(
+                    record, state.candidate, state.candidate_version, state.retrieval_only
+                ),
                 name=f"shadow-{record.id}",
             )
         self._shadows.add(task)

@@ -110,6 +110,9 @@ class CanaryState(BaseModel):
     candidate_version: int = 0
     baseline_version: int = 0
     percent: float = Field(default=0, ge=0, le=100)
+    # Shadow only: the candidate retrieves and is compared on its ranked sources,
+    # with no second generator call.
+    retrieval_only: bool = False
     gates: Gates = Field(default_factory=Gates)
     started_at_ms: int | None = None
     stopped_at_ms: int | None = None

@@ -56,6 +56,9 @@ class GateResult(BaseModel):
 class Report(BaseModel):
     experiment: str | None
     mode: str
+    retrieval_only: bool = Field(
+        default=False, description="Shadows ran retrieval only: answer gates do not apply."
+    )
     verdict: Verdict
     baseline: PathMetrics
     candidate: PathMetrics
@@ -85,7 +88,8 @@ def _ratio(part: int, whole: int) -> float | None:
 def metrics(path: str, records: Sequence[RunRecord]) -> PathMetrics:
     finished = [r for r in records if r.status in (RunStatus.SUCCEEDED, RunStatus.FAILED)]
     ok = [r for r in finished if r.status is RunStatus.SUCCEEDED]
-    answered = [r for r in ok if not r.refused]
+    generated = [r for r in ok if r.refused is not None]  # not retrieval-only shadows
+    answered = [r for r in generated if not r.refused]
     latencies = [r.timings_ms["total"] for r in ok if "total" in r.timings_ms]
     return PathMetrics(
         path=path,
@@ -94,7 +98,7 @@ def metrics(path: str, records: Sequence[RunRecord]) -> PathMetrics:
         errors=len(finished) - len(ok),
         error_rate=_ratio(len(finished) - len(ok), len(finished)),
         answered=len(answered),
-        refusal_rate=_ratio(len(ok) - len(answered), len(ok)),
+        refusal_rate=_ratio(len(generated) - len(answered), len(generated)),
         citation_validity=_ratio(sum(_valid_citations(r) for r in answered), len(answered)),
         latency_p50_ms=percentile(latencies, 50),
         latency_p95_ms=percentile(latencies, 95),
@@ -110,7 +114,11 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 
 
 def shadow_pairs(
-    baseline: Sequence[RunRecord], shadows: Sequence[RunRecord], dropped: int
+    baseline: Sequence[RunRecord],
+    shadows: Sequence[RunRecord],
+    dropped: int,
+    *,
+    retrieval_only: bool = False,
 ) -> ShadowPairs:
     served = {r.id: r for r in baseline if r.status is RunStatus.SUCCEEDED}
     pairs = [
@@ -144,9 +152,11 @@ def shadow_pairs(
     return ShadowPairs(
         pairs=n,
         top_k_overlap=round(overlap / n, 4),
-        refusal_agreement=round(sum(bool(b.refused) == bool(c.refused) for b, c in pairs) / n, 4),
-        cited_agreement=round(cited / n, 4),
-        latency_delta_p50_ms=percentile(deltas, 50),
+        refusal_agreement=None
+        if retrieval_only
+        else round(sum(bool(b.refused) == bool(c.refused) for b, c in pairs) / n, 4),
+        cited_agreement=None if retrieval_only else round(cited / n, 4),
+        latency_delta_p50_ms=None if retrieval_only else percentile(deltas, 50),
         dropped=dropped,
     )
 
@@ -170,7 +180,12 @@ def _gate(
 
 
 def judge(
-    base: PathMetrics, cand: PathMetrics, shadow: ShadowPairs | None, gates: Gates
+    base: PathMetrics,
+    cand: PathMetrics,
+    shadow: ShadowPairs | None,
+    gates: Gates,
+    *,
+    retrieval_only: bool = False,
 ) -> list[GateResult]:
     def diff(a: float | None, b: float | None) -> float:
         return (a or 0.0) - (b or 0.0)
@@ -215,6 +230,9 @@ def judge(
             f"candidate <= baseline x {gates.max_p95_latency_ratio}",
         ),
     ]
+    if retrieval_only:
+        # No answer was generated: only failures and the ranked sources compare.
+        results = results[:1]
     if shadow is not None:
         results.append(
             _gate(
@@ -247,15 +265,21 @@ def build_report(
     *,
     candidate_name: str,
     dropped: int = 0,
+    retrieval_only: bool = False,
 ) -> Report:
     """Baseline runs against candidate runs (served ones in a canary, shadows in a shadow)."""
     base = metrics("baseline", baseline)
     cand = metrics(candidate_name, candidate)
-    shadow = shadow_pairs(baseline, candidate, dropped) if mode == "shadow" else None
-    results = judge(base, cand, shadow, gates)
+    shadow = (
+        shadow_pairs(baseline, candidate, dropped, retrieval_only=retrieval_only)
+        if mode == "shadow"
+        else None
+    )
+    results = judge(base, cand, shadow, gates, retrieval_only=retrieval_only)
     return Report(
         experiment=experiment,
         mode=mode,
+        retrieval_only=retrieval_only,
         verdict=overall(results),
         baseline=base,
         candidate=cand,

@@ -110,11 +110,14 @@ class RunExecutor:
         backends: Backends,
         settings: GatewaySettings,
         paths: PathHooks | None = None,
+        *,
+        retrieval_only: bool = False,
     ) -> None:
         self._store = store
         self._backends = backends
         self._settings = settings
         self._paths = paths
+        self._retrieval_only = retrieval_only  # shadows that compare ranked sources only
 
     async def execute(self, run_id: str) -> None:
         record = await self._store.get(run_id)
@@ -158,7 +161,8 @@ class RunExecutor:
         try:
             passages = await self._retrieve(record, path)
             await self._stop_if_cancelled(record)
-            await self._generate(record, passages, started, path)
+            if not self._retrieval_only:
+                await self._generate(record, passages, started, path)
             record.status = RunStatus.SUCCEEDED
         except RunCancelledError:
             record.status = RunStatus.CANCELLED
@@ -322,7 +326,9 @@ class RunExecutor:
             except Exception:  # the run is done; its experiment bookkeeping must not undo it
                 log.exception("experiment bookkeeping failed", extra={"run_id": record.id})
 
-    async def shadow(self, served: RunRecord, path: str, version: int) -> None:
+    async def shadow(
+        self, served: RunRecord, path: str, version: int, retrieval_only: bool = False
+    ) -> None:
         """Run the served run's question on ``path`` unseen: its record is stored (for the
         report), its events go nowhere, and nothing of it reaches the served run."""
         created = now_ms()
@@ -344,7 +350,10 @@ class RunExecutor:
             shadow_of=served.id,
         )
         store = _ShadowStore(self._store, record)
-        await RunExecutor(store, self._backends, self._settings, self._paths).execute(record.id)
+        executor = RunExecutor(
+            store, self._backends, self._settings, self._paths, retrieval_only=retrieval_only
+        )
+        await executor.execute(record.id)
 
 
 class _ShadowStore:

@@ -53,6 +53,10 @@ class CanaryStart(BaseModel):
     )
     candidate: str = Field(default=CANDIDATE, description="The path under test.")
     percent: float = Field(ge=0, le=100, description="Share of users, sticky per user.")
+    retrieval_only: bool = Field(
+        default=False,
+        description="Shadow only: compare ranked sources, with no second generator call.",
+    )
     gates: Gates = Field(default_factory=Gates)
 
 
@@ -123,7 +127,13 @@ async def canary_status(_: AdminCaller, paths: Paths) -> CanaryStatus:
 async def start_canary(body: CanaryStart, _: AdminCaller, paths: Paths) -> CanaryState:
     """One experiment at a time (409 while one runs); the candidate must be a stored path."""
     try:
-        return await paths.start(CanaryMode(body.mode), body.candidate, body.percent, body.gates)
+        return await paths.start(
+            CanaryMode(body.mode),
+            body.candidate,
+            body.percent,
+            body.gates,
+            retrieval_only=body.retrieval_only,
+        )
     except e.PathError as exc:
         raise _http(exc) from exc
 

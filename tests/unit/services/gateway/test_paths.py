@@ -139,3 +139,20 @@ def test_shadow_pairs_compare_the_sources_of_the_same_question() -> None:
 @pytest.mark.parametrize(("q", "expected"), [(50, 3.0), (95, 5.0), (1, 1.0)])
 def test_percentiles_are_nearest_rank(q: float, expected: float) -> None:
     assert percentile([5.0, 1.0, 4.0, 2.0, 3.0], q) == expected
+
+
+def test_a_retrieval_only_shadow_is_judged_on_failures_and_sources_alone() -> None:
+    base = [record("baseline", n) for n in range(12)]
+    cand = [
+        record("candidate", n, shadow_of=f"run_baseline_{n}").model_copy(
+            update={"answer": None, "refused": None, "citations": []}
+        )
+        for n in range(12)
+    ]
+    report = build_report(
+        "e", "shadow", base, cand, GATES, candidate_name="candidate", retrieval_only=True
+    )
+    assert [g.metric for g in report.gates] == ["error_rate", "top_k_overlap"]
+    assert report.verdict == "pass" and report.retrieval_only
+    assert report.candidate.refusal_rate is None and report.candidate.citation_validity is None
+    assert report.shadow is not None and report.shadow.cited_agreement is None
