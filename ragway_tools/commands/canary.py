@@ -220,6 +220,27 @@ def canary_percent(
     console.print(f"experiment [cyan]{state['experiment']}[/] now at {state['percent']:g} %")
 
 
+@canary_app.command("pause")
+def canary_pause(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY) -> None:
+    """Serve everyone from the baseline, counting nothing, until 'ragway canary resume'."""
+    state = _call("POST", url, key, "/canary/pause")
+    console.print(f"experiment [cyan]{state['experiment']}[/] paused")
+
+
+@canary_app.command("resume")
+def canary_resume(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY) -> None:
+    """Resume a paused experiment at its percentage."""
+    state = _call("POST", url, key, "/canary/resume")
+    console.print(f"experiment [cyan]{state['experiment']}[/] resumed at {state['percent']:g} %")
+
+
+@canary_app.command("rollback")
+def canary_rollback(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY) -> None:
+    """Stop the experiment, recorded as rolled back."""
+    state = _call("POST", url, key, "/canary/rollback")
+    console.print(f"experiment [cyan]{state['experiment']}[/] rolled back")
+
+
 @canary_app.command("promote")
 def canary_promote(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY) -> None:
     """Make the candidate's tested version the baseline, and end the experiment."""

@@ -350,3 +350,19 @@ def test_a_retrieval_only_shadow_compares_sources_without_a_second_answer(
     assert [g["metric"] for g in report["gates"]] == ["error_rate", "top_k_overlap"]
     assert report["candidate"]["refusal_rate"] is None  # no answer was generated
     assert report["shadow"]["top_k_overlap"] is not None
+
+
+def test_pause_resume_and_a_manual_rollback(api: httpx.Client, stack: Stack) -> None:
+    api.put("/v1/admin/paths/candidate", json={"build": HALF_BUILD}, headers=ADMIN)
+    assert cli(stack, "canary", "pause").exit_code == 1  # nothing runs: a clear error
+    api.post("/v1/admin/canary", json={"percent": 100}, headers=ADMIN).raise_for_status()
+    assert cli(stack, "canary", "pause").exit_code == 0
+    paused = ask(api, "p")
+    assert (paused["path"], paused["experiment"]) == ("baseline", None)
+    assert cli(stack, "canary", "resume").exit_code == 0
+    assert ask(api, "p")["path"] == "candidate"
+    rolled = cli(stack, "canary", "rollback")
+    assert rolled.exit_code == 0, rolled.output
+    s = state(api)
+    assert s["mode"] == "off" and s["rolled_back"] and "operator" in s["stopped_reason"]
+    assert ask(api, "p")["path"] == "baseline"

@@ -182,6 +182,27 @@ class PathControl:
         log.info("experiment percent", extra={"experiment": state.experiment, "percent": percent})
         return updated
 
+    async def pause(self, paused: bool) -> CanaryState:
+        """Pause (everyone on the baseline, nothing counted) or resume the experiment."""
+        state = await self._store.state()
+        updated = state.model_copy(update={"paused": paused})
+        if state.mode is CanaryMode.OFF or not await self._store.update(updated):
+            raise NoCanary
+        log.info("experiment paused", extra={"experiment": state.experiment, "paused": paused})
+        return updated
+
+    async def rollback(self, reason: str = "rolled back by an operator") -> CanaryState:
+        state = await self._store.state()
+        if state.mode is CanaryMode.OFF or not await self._store.stop(
+            state, reason, rolled_back=True
+        ):
+            raise NoCanary
+        log.warning(
+            "canary rolled back",
+            extra={"experiment": state.experiment, "candidate": state.candidate, "reason": reason},
+        )
+        return await self._store.state()
+
     async def promote(self) -> PathConfig:
         """The candidate's version becomes the baseline's next version; the experiment ends."""
         state = await self._store.state()

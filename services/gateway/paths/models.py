@@ -113,6 +113,8 @@ class CanaryState(BaseModel):
     # Shadow only: the candidate retrieves and is compared on its ranked sources,
     # with no second generator call.
     retrieval_only: bool = False
+    # Paused: everyone is served by the baseline and nothing counts, until resumed.
+    paused: bool = False
     gates: Gates = Field(default_factory=Gates)
     started_at_ms: int | None = None
     stopped_at_ms: int | None = None

@@ -35,6 +35,8 @@ def route(
 ) -> Route:
     if state.mode is CanaryMode.OFF or state.experiment is None:
         return Route(BASELINE, baseline_version, None, shadow=False)
+    if state.paused:
+        return Route(BASELINE, state.baseline_version, None, shadow=False)
     if state.mode is CanaryMode.SHADOW:
         shadowed = bucket(tenant, key_id, user_id) < state.percent * BUCKETS / 100
         return Route(BASELINE, state.baseline_version, state.experiment, shadow=shadowed)

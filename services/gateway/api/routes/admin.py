@@ -164,6 +164,47 @@ async def canary_percent(body: CanaryPercent, _: AdminCaller, paths: Paths) -> C
 
 
 @router.post(
+    "/canary/pause",
+    response_model=CanaryState,
+    responses=ERRORS,
+    summary="Pause the experiment",
+)
+async def pause_canary(_: AdminCaller, paths: Paths) -> CanaryState:
+    """Everyone is served by the baseline, and no run counts, until it is resumed."""
+    try:
+        return await paths.pause(True)
+    except e.PathError as exc:
+        raise _http(exc) from exc
+
+
+@router.post(
+    "/canary/resume",
+    response_model=CanaryState,
+    responses=ERRORS,
+    summary="Resume a paused experiment",
+)
+async def resume_canary(_: AdminCaller, paths: Paths) -> CanaryState:
+    try:
+        return await paths.pause(False)
+    except e.PathError as exc:
+        raise _http(exc) from exc
+
+
+@router.post(
+    "/canary/rollback",
+    response_model=CanaryState,
+    responses=ERRORS,
+    summary="Roll the candidate back",
+)
+async def rollback_canary(_: AdminCaller, paths: Paths) -> CanaryState:
+    """Stop the experiment, recorded as rolled back; the baseline serves everyone."""
+    try:
+        return await paths.rollback()
+    except e.PathError as exc:
+        raise _http(exc) from exc
+
+
+@router.post(
     "/canary/promote",
     response_model=PathConfig,
     responses=ERRORS,

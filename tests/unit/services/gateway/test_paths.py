@@ -156,3 +156,9 @@ def test_a_retrieval_only_shadow_is_judged_on_failures_and_sources_alone() -> No
     assert report.verdict == "pass" and report.retrieval_only
     assert report.candidate.refusal_rate is None and report.candidate.citation_validity is None
     assert report.shadow is not None and report.shadow.cited_agreement is None
+
+
+def test_when_paused_then_everyone_is_on_the_baseline_and_no_run_counts() -> None:
+    inside, _ = users_on_each_side(CANARY)
+    chosen = route(CANARY.model_copy(update={"paused": True}), 1, "demo", "k1", inside)
+    assert (chosen.path, chosen.version, chosen.experiment) == ("baseline", 1, None)
