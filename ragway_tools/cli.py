@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ragway_tools.commands.builds import builds_app, ingest
+from ragway_tools.commands.canary import canary_app, paths_app
 from ragway_tools.commands.congruence import eval_congruence
 from ragway_tools.commands.evaluate import eval_app
 from ragway_tools.commands.opensearch import opensearch_node
@@ -31,11 +32,17 @@ app.add_typer(kb_app, name="kb")
 app.add_typer(eval_app, name="eval")
 app.add_typer(train_app, name="train")
 app.add_typer(builds_app, name="builds")
+app.add_typer(paths_app, name="paths")
+app.add_typer(canary_app, name="canary")
 app.command("ingest")(ingest)
 console = Console()
 err = Console(stderr=True)
 
-DEMO_KEYS = {"rgw-demo-public-key": "public", "rgw-demo-sre-key": "public + sre"}
+DEMO_KEYS = {
+    "rgw-demo-public-key": "public",
+    "rgw-demo-sre-key": "public + sre",
+    "rgw-demo-admin-key": "public; admin: paths, canary",
+}
 
 
 class GeneratorChoice(StrEnum):

@@ -117,11 +117,16 @@ class GenerateRequest(_message.Message):
     PASSAGES_FIELD_NUMBER: _builtins.int
     MAX_OUTPUT_TOKENS_FIELD_NUMBER: _builtins.int
     RUN_ID_FIELD_NUMBER: _builtins.int
+    MIN_SUPPORT_FIELD_NUMBER: _builtins.int
     question: _builtins.str
     max_output_tokens: _builtins.int
     """0 = backend default"""
     run_id: _builtins.str
     """for logs and traces"""
+    min_support: _builtins.float
+    """Evidence threshold for this request (a path's refusal threshold, 0-1);
+    unset = the generator's configured one (RAGWAY_MIN_SUPPORT).
+    """
     @_builtins.property
     def passages(self) -> _containers.RepeatedCompositeFieldContainer[Global___Passage]: ...
     def __init__(
@@ -131,12 +136,15 @@ class GenerateRequest(_message.Message):
         passages: _abc.Iterable[Global___Passage] | None = ...,
         max_output_tokens: _builtins.int = ...,
         run_id: _builtins.str = ...,
+        min_support: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_min_support", b"_min_support", "min_support", b"min_support"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_output_tokens", b"max_output_tokens", "passages", b"passages", "question", b"question", "run_id", b"run_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_support", b"_min_support", "max_output_tokens", b"max_output_tokens", "min_support", b"min_support", "passages", b"passages", "question", b"question", "run_id", b"run_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__min_support: _TypeAlias = _typing.Literal["min_support"]  # noqa: Y015
+    _WhichOneofArgType__min_support: _TypeAlias = _typing.Literal["_min_support", b"_min_support"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__min_support) -> _WhichOneofReturnType__min_support | None: ...
 
 Global___GenerateRequest: _TypeAlias = GenerateRequest  # noqa: Y015
 

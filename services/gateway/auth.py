@@ -10,6 +10,7 @@ Keys are stored as SHA-256 digests in a YAML file, never in clear:
         allowed_origins: ["*"]  # browser Origins that may use this key
         requests_per_minute: 600  # optional, this key's rate limits (gateway/ratelimit.py);
         runs_per_minute: 60       # without them the RAGWAY_* defaults apply
+        kind: server            # server (default) | widget | admin (paths, canary)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError
@@ -31,6 +33,8 @@ class KeyEntry(BaseModel):
     disabled: bool = False
     requests_per_minute: int | None = Field(default=None, ge=1)
     runs_per_minute: int | None = Field(default=None, ge=1)
+    # Only admin keys may call /v1/admin (paths, canary); the others never can.
+    kind: Literal["server", "widget", "admin"] = "server"
 
 
 class KeyFile(BaseModel):
@@ -45,6 +49,7 @@ class Principal:
     # The key's own rate limits; None: the settings' defaults.
     requests_per_minute: int | None = None
     runs_per_minute: int | None = None
+    kind: str = "server"
 
 
 class AuthError(Exception):
@@ -90,6 +95,7 @@ class KeyRegistry:
             groups=frozenset(entry.groups),
             requests_per_minute=entry.requests_per_minute,
             runs_per_minute=entry.runs_per_minute,
+            kind=entry.kind,
         )
 
     def origin_admitted(self, origin: str) -> bool:

@@ -87,6 +87,13 @@ class ServiceClients:
             self.retriever_breaker, once, attempts=self.attempts, backoff_s=self.backoff_s
         )
 
+    async def describe_build(self, build: str) -> str:
+        """The build id an id or alias names; NOT_FOUND (AioRpcError) when none."""
+        reply: retriever_pb2.DescribeBuildResponse = await self.retriever.DescribeBuild(
+            retriever_pb2.DescribeBuildRequest(build=build), timeout=5.0
+        )
+        return reply.build_id
+
     def unavailable(self) -> CircuitOpenError | None:
         """Why new runs should be refused now: an open breaker, else None."""
         for breaker in (self.retriever_breaker, self.generator_breaker):
@@ -153,8 +160,20 @@ REFUSAL_REASONS = {
 }
 
 
+RERANK_MODES = {
+    "default": retriever_pb2.RERANK_MODE_UNSPECIFIED,
+    "on": retriever_pb2.RERANK_MODE_ON,
+    "off": retriever_pb2.RERANK_MODE_OFF,
+}
+
+
 def search_request(
-    record: RunRecord, *, candidate_depth: int, budget_ms: int
+    record: RunRecord,
+    *,
+    candidate_depth: int,
+    budget_ms: int,
+    build: str = "",
+    rerank: str = "default",
 ) -> retriever_pb2.SearchRequest:
     return retriever_pb2.SearchRequest(
         query=record.question,
@@ -164,6 +183,8 @@ def search_request(
         candidate_depth=max(candidate_depth, record.top_k),
         mode=SEARCH_MODES[record.mode],
         budget_ms=budget_ms,
+        build=build,
+        rerank=RERANK_MODES[rerank],
     )
 
 
@@ -204,11 +225,16 @@ def sources(passages: Sequence[PackedPassage]) -> list[Source]:
 
 
 def generate_request(
-    record: RunRecord, passages: Sequence[PackedPassage]
+    record: RunRecord,
+    passages: Sequence[PackedPassage],
+    *,
+    max_output_tokens: int = 0,
+    min_support: float | None = None,
 ) -> generator_pb2.GenerateRequest:
-    return generator_pb2.GenerateRequest(
+    request = generator_pb2.GenerateRequest(
         question=record.question,
         run_id=record.id,
+        max_output_tokens=max_output_tokens,
         passages=[
             generator_pb2.Passage(
                 number=p.number,
@@ -223,6 +249,9 @@ def generate_request(
             for p in passages
         ],
     )
+    if min_support is not None:  # unset: the generator's own threshold
+        request.min_support = min_support
+    return request
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,9 +23,11 @@ from services.gateway import metrics
 from services.gateway.api import errors
 from services.gateway.api.cors import Cors
 from services.gateway.api.guard import ApiGuard
-from services.gateway.api.routes import ask, health, runs
+from services.gateway.api.routes import admin, ask, health, runs
 from services.gateway.auth import KeyRegistry
 from services.gateway.clients import ServiceClients
+from services.gateway.paths.control import PathControl
+from services.gateway.paths.store import PathStore
 from services.gateway.ratelimit import RateLimiter
 from services.gateway.runs.executor import RunExecutor
 from services.gateway.runs.queue import RunQueue
@@ -68,6 +70,10 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
         )
         app.state.store = RunStore(client)
         app.state.clients = clients
+        paths = PathControl(
+            PathStore(client), clients.describe_build, record_ttl_s=settings.record_retention_s
+        )
+        app.state.paths = paths
         stop = asyncio.Event()
         executor_task = None
         sampler = asyncio.create_task(
@@ -75,7 +81,8 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
         )
         if with_executor:
             consumer = f"{socket.gethostname()}-{os.getpid()}"
-            executor = RunExecutor(app.state.store, clients, settings)
+            executor = RunExecutor(app.state.store, clients, settings, paths)
+            paths.attach_shadow(executor.shadow)
             queue = RunQueue(
                 app.state.store,
                 executor.execute,
@@ -91,6 +98,7 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
             await sampler
             if executor_task is not None:
                 await executor_task  # finishes the runs it holds
+            await paths.close()
             await clients.close()
             await client.aclose()
 
@@ -105,6 +113,7 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
     app.include_router(runs.router)
     app.include_router(ask.router)
     app.include_router(health.router)
+    app.include_router(admin.router)
     app.add_middleware(
         ApiGuard,
         registry=registry,

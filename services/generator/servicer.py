@@ -78,6 +78,7 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
             max_output_tokens=request.max_output_tokens or self._settings.default_max_output_tokens,
             deadline=time.monotonic() + remaining if remaining is not None else None,
             run_id=request.run_id,
+            min_support=request.min_support if request.HasField("min_support") else None,
         )
         delay_s = self._faults.delta_delay_s()
         try:

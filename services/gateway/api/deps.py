@@ -6,8 +6,10 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from services.gateway.api.errors import ApiError
 from services.gateway.auth import Principal
 from services.gateway.clients import ServiceClients
+from services.gateway.paths.control import PathControl
 from services.gateway.runs.store import RunStore
 from services.gateway.settings import GatewaySettings
 
@@ -32,7 +34,23 @@ def _clients(request: Request) -> ServiceClients:
     return clients
 
 
+def _paths(request: Request) -> PathControl:
+    paths: PathControl = request.app.state.paths
+    return paths
+
+
+def _admin(request: Request) -> Principal:
+    principal = _principal(request)
+    if principal.kind != "admin":
+        raise ApiError(
+            403, "admin_key_required", f"API key {principal.key_id!r} is not an admin key"
+        )
+    return principal
+
+
 Caller = Annotated[Principal, Depends(_principal)]
 Store = Annotated[RunStore, Depends(_store)]
 Settings = Annotated[GatewaySettings, Depends(_settings)]
 Clients = Annotated[ServiceClients, Depends(_clients)]
+Paths = Annotated[PathControl, Depends(_paths)]
+AdminCaller = Annotated[Principal, Depends(_admin)]

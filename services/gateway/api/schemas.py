@@ -30,10 +30,17 @@ class RunRequest(BaseModel):
     mode: Literal["hybrid", "sparse", "dense"] = Field(
         default="hybrid", description="Retrieval mode."
     )
+    user_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=128,
+        description="Your end user's stable id: a canary keeps each user on one path "
+        "(default: the API key).",
+    )
 
     def ask(self) -> Ask:
         """The request in the run logic's terms."""
-        return Ask(question=self.question, top_k=self.top_k, mode=self.mode)
+        return Ask(question=self.question, top_k=self.top_k, mode=self.mode, user_id=self.user_id)
 
 
 class RunAccepted(BaseModel):

@@ -27,6 +27,7 @@ import grpc
 
 from ragway.v1 import generator_pb2, retriever_pb2
 from services.gateway import clients, metrics
+from services.gateway.paths.models import PathConfig, default_path
 from services.gateway.resilience import CircuitOpenError
 from services.gateway.runs import tracing
 from services.gateway.runs.context import PackedPassage, known_citations, pack
@@ -41,7 +42,14 @@ from services.gateway.runs.events import (
     RunFailed,
     RunStarted,
 )
-from services.gateway.runs.models import TERMINAL_EVENTS, ErrorInfo, RunRecord, RunStatus
+from services.gateway.runs.models import (
+    TERMINAL_EVENTS,
+    ErrorInfo,
+    RunRecord,
+    RunStatus,
+    new_run_id,
+    now_ms,
+)
 from services.gateway.settings import GatewaySettings
 
 log = logging.getLogger(__name__)
@@ -68,6 +76,8 @@ class ExecutorStore(Protocol):
         event_ttl_s: int,
     ) -> str: ...
 
+    async def save_detached(self, record: RunRecord, *, ttl_s: int) -> None: ...
+
     async def last_event_type(self, run_id: str) -> str | None: ...
 
     async def cancel_requested(self, run_id: str) -> bool: ...
@@ -85,6 +95,14 @@ class Backends(Protocol):
     ) -> AsyncGenerator[generator_pb2.GenerateResponse, None]: ...
 
 
+class PathHooks(Protocol):
+    """What the executor needs of paths and experiments (paths/control.py)."""
+
+    async def config(self, name: str, version: int) -> PathConfig: ...
+
+    async def finished(self, record: RunRecord) -> None: ...
+
+
 class RunCancelledError(Exception):
     """The caller cancelled the run; the executor stops at its next step."""
 
@@ -97,10 +115,20 @@ class RunFailedError(Exception):
 
 
 class RunExecutor:
-    def __init__(self, store: ExecutorStore, backends: Backends, settings: GatewaySettings) -> None:
+    def __init__(
+        self,
+        store: ExecutorStore,
+        backends: Backends,
+        settings: GatewaySettings,
+        paths: PathHooks | None = None,
+        *,
+        retrieval_only: bool = False,
+    ) -> None:
         self._store = store
         self._backends = backends
         self._settings = settings
+        self._paths = paths
+        self._retrieval_only = retrieval_only  # shadows that compare ranked sources only
 
     async def execute(self, run_id: str, token: int) -> None:
         """Run it to its end, writing as the holder of lease ``token`` (runs/queue.py).
@@ -143,12 +171,16 @@ class RunExecutor:
         await self._store.append(
             run_id, RunStarted(attempt=record.attempts, restarted=restarted), token=token
         )
+        path = default_path(record.path)
+        if self._paths is not None:
+            path = await self._paths.config(record.path, record.path_version)
         try:
             with tracing.stage("retrieval", record):
-                passages = await self._retrieve(record, token)
+                passages = await self._retrieve(record, path, token)
             await self._stop_if_cancelled(record)
-            with tracing.stage("ragway.generate", record):
-                await self._generate(record, passages, started, token)
+            if not self._retrieval_only:
+                with tracing.stage("ragway.generate", record):
+                    await self._generate(record, passages, started, path, token)
             record.status = RunStatus.SUCCEEDED
         except RunCancelledError:
             record.status = RunStatus.CANCELLED
@@ -162,10 +194,16 @@ class RunExecutor:
         if await self._store.cancel_requested(record.id):
             raise RunCancelledError
 
-    async def _retrieve(self, record: RunRecord, token: int) -> list[PackedPassage]:
+    async def _retrieve(
+        self, record: RunRecord, path: PathConfig, token: int
+    ) -> list[PackedPassage]:
         s = self._settings
         request = clients.search_request(
-            record, candidate_depth=s.candidate_depth, budget_ms=s.retrieval_budget_ms
+            record,
+            candidate_depth=path.candidate_depth or s.candidate_depth,
+            budget_ms=s.retrieval_budget_ms,
+            build=path.build,
+            rerank=path.rerank,
         )
         t0 = time.perf_counter()
         try:
@@ -197,9 +235,19 @@ class RunExecutor:
         return packed
 
     async def _generate(
-        self, record: RunRecord, passages: list[PackedPassage], started: float, token: int
+        self,
+        record: RunRecord,
+        passages: list[PackedPassage],
+        started: float,
+        path: PathConfig,
+        token: int,
     ) -> None:
-        request = clients.generate_request(record, passages)
+        request = clients.generate_request(
+            record,
+            passages,
+            max_output_tokens=path.max_output_tokens or 0,
+            min_support=path.min_support,
+        )
         remaining_s = max(
             0.1, self._settings.run_budget_ms / 1000 - (time.perf_counter() - started)
         )
@@ -303,8 +351,84 @@ class RunExecutor:
                 "status": record.status.value,
                 "refused": record.refused,
                 "total_ms": record.timings_ms.get("total"),
+                "path": record.path,
+                "path_version": record.path_version,
             },
         )
+        if self._paths is not None and record.experiment is not None:
+            try:
+                await self._paths.finished(record)
+            except Exception:  # the run is done; its experiment bookkeeping must not undo it
+                log.exception("experiment bookkeeping failed", extra={"run_id": record.id})
+
+    async def shadow(
+        self, served: RunRecord, path: str, version: int, retrieval_only: bool = False
+    ) -> None:
+        """Run the served run's question on ``path`` unseen: its record is stored (for the
+        report), its events go nowhere, and nothing of it reaches the served run."""
+        created = now_ms()
+        record = RunRecord(
+            id=new_run_id(),
+            status=RunStatus.QUEUED,
+            tenant=served.tenant,
+            key_id=served.key_id,
+            access_groups=served.access_groups,
+            question=served.question,
+            top_k=served.top_k,
+            mode=served.mode,
+            created_at_ms=created,
+            updated_at_ms=created,
+            path=path,
+            path_version=version,
+            user_id=served.user_id,
+            experiment=served.experiment,
+            shadow_of=served.id,
+        )
+        store = _ShadowStore(self._store, record)
+        executor = RunExecutor(
+            store, self._backends, self._settings, self._paths, retrieval_only=retrieval_only
+        )
+        # A shadow is never queued, so no lease fences it: token 0 is never checked.
+        await executor.execute(record.id, 0)
+
+
+class _ShadowStore:
+    """The executor's store for a shadow run: the record in memory until it is saved,
+    once, at the end; events dropped (a shadow is never streamed)."""
+
+    def __init__(self, store: ExecutorStore, record: RunRecord) -> None:
+        self._store = store
+        self._record = record
+
+    async def get(self, run_id: str) -> RunRecord | None:
+        return self._record if run_id == self._record.id else None
+
+    async def save(self, record: RunRecord, *, token: int, ttl_s: int | None = None) -> None:
+        self._record = record
+
+    async def append(self, run_id: str, event: RunEvent, *, token: int) -> str:
+        return "0-0"
+
+    async def finish(
+        self,
+        record: RunRecord,
+        event: RunEvent,
+        *,
+        token: int,
+        record_ttl_s: int,
+        event_ttl_s: int,
+    ) -> str:
+        await self._store.save_detached(record, ttl_s=record_ttl_s)
+        return "0-0"
+
+    async def save_detached(self, record: RunRecord, *, ttl_s: int) -> None:
+        await self._store.save_detached(record, ttl_s=ttl_s)
+
+    async def last_event_type(self, run_id: str) -> str | None:
+        return None
+
+    async def cancel_requested(self, run_id: str) -> bool:
+        return False
 
 
 def _rpc_failure(service: str, exc: grpc.aio.AioRpcError) -> RunFailedError:

@@ -135,3 +135,17 @@ class RunRecord(BaseModel):
     degraded: list[Degradation] = Field(default_factory=list)
     timings_ms: dict[str, float] = Field(default_factory=dict)
     error: ErrorInfo | None = None
+    # The release unit that served the run (services/gateway/paths): its name and
+    # version, and the canary or shadow experiment it counts towards, if any.
+    path: str = Field(default="baseline", description="The path that served the run.")
+    path_version: int = Field(default=0, description="Its version; 0 = the built-in default.")
+    user_id: str | None = Field(default=None, description="The user the caller named.")
+    experiment: str | None = Field(
+        default=None, description="The canary or shadow experiment the run counts towards."
+    )
+    shadow: bool = Field(
+        default=False, description="A shadow of this run is executed on the candidate path."
+    )
+    shadow_of: str | None = Field(
+        default=None, description="For a shadow run: the served run it shadows (never streamed)."
+    )

@@ -228,6 +228,11 @@ class RunStore:
         if saved is None:
             raise LeaseLost(record.id)
 
+    async def save_detached(self, record: RunRecord, *, ttl_s: int) -> None:
+        """Store a record that no executor leases (a shadow run's, written once at its end)."""
+        record.updated_at_ms = now_ms()
+        await self._r.set(run_key(record.id), record.model_dump_json(), ex=ttl_s)
+
     async def append(self, run_id: str, event: RunEvent, *, token: int) -> str:
         event_id = await self._append(
             keys=[lease_key(run_id), events_key(run_id)],

@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass
 from typing import Protocol
 
 from services.gateway.auth import Principal
+from services.gateway.paths.models import BASELINE, PathConfig
+from services.gateway.paths.routing import Route
 from services.gateway.resilience import CircuitOpenError
 from services.gateway.runs.errors import (
     DependencyUnavailable,
@@ -32,6 +34,14 @@ class Ask:
     question: str
     top_k: int | None
     mode: str
+    user_id: str | None = None  # sticky canary routing; not part of the fingerprint when unset
+
+    def fingerprint(self) -> dict[str, object]:
+        # A request without a user id fingerprints as it did before user ids existed.
+        fields = asdict(self)
+        if fields["user_id"] is None:
+            del fields["user_id"]
+        return fields
 
 
 class SubmitStore(Protocol):
@@ -52,6 +62,14 @@ class Breakers(Protocol):
     def unavailable(self) -> CircuitOpenError | None: ...
 
 
+class Router(Protocol):
+    """Which path serves a caller's run (paths/control.py)."""
+
+    async def route(self, tenant: str, key_id: str, user_id: str | None) -> Route: ...
+
+    async def config(self, name: str, version: int) -> PathConfig: ...
+
+
 async def submit(
     store: SubmitStore,
     settings: GatewaySettings,
@@ -59,6 +77,7 @@ async def submit(
     caller: Principal,
     ask: Ask,
     idempotency_key: str | None,
+    paths: Router | None = None,
 ) -> Created:
     """Store and queue the run, or return the earlier one of this idempotency key.
 
@@ -73,6 +92,14 @@ async def submit(
     if down is not None:
         # Refuse rather than queue runs that would only fail: nothing is accepted.
         raise DependencyUnavailable(str(down), down.retry_after_s)
+    chosen = Route(BASELINE, 0, None, shadow=False)
+    top_k, mode = ask.top_k or settings.top_k, ask.mode
+    if paths is not None:
+        chosen = await paths.route(caller.tenant, caller.key_id, ask.user_id)
+        path = await paths.config(chosen.path, chosen.version)
+        # The path sets the defaults; a caller's explicit top_k still wins.
+        top_k = ask.top_k or path.top_k or settings.top_k
+        mode = path.mode or ask.mode
     created_at = now_ms()
     record = RunRecord(
         id=new_run_id(),
@@ -81,14 +108,19 @@ async def submit(
         key_id=caller.key_id,
         access_groups=sorted(caller.groups),
         question=ask.question,
-        top_k=ask.top_k or settings.top_k,
-        mode=ask.mode,
+        top_k=top_k,
+        mode=mode,
         created_at_ms=created_at,
         updated_at_ms=created_at,
+        path=chosen.path,
+        path_version=chosen.version,
+        user_id=ask.user_id,
+        experiment=chosen.experiment,
+        shadow=chosen.shadow,
     )
     return await store.create(
         record,
-        request_fingerprint=asdict(ask),
+        request_fingerprint=ask.fingerprint(),
         idempotency_key=idempotency_key,
         idempotency_ttl_s=settings.idempotency_ttl_s,
     )

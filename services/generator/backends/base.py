@@ -48,6 +48,8 @@ class GenerationRequest:
     # deadline); None: no deadline. LLM backends fit their budgets inside it.
     deadline: float | None = None
     run_id: str = ""
+    # The caller's evidence threshold (a path's); None: the backend's configured one.
+    min_support: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

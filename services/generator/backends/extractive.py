@@ -245,7 +245,13 @@ class ExtractiveGenerator:
                 vectors.append(vector)
         return np.vstack(vectors)
 
-    def select(self, scored: list[ScoredUnit], max_output_tokens: int) -> list[ScoredUnit]:
+    def threshold(self, request: GenerationRequest) -> float:
+        """The evidence threshold of this request: the caller's, else the configured one."""
+        return self._config.min_support if request.min_support is None else request.min_support
+
+    def select(
+        self, scored: list[ScoredUnit], max_output_tokens: int, min_support: float | None = None
+    ) -> list[ScoredUnit]:
         """The units of the answer: each answerable part's best, in passage order.
 
         A single-part question may take up to ``max_sentences`` units close to the
@@ -261,13 +267,14 @@ class ExtractiveGenerator:
         per_part = self._config.max_sentences if n_parts == 1 else 1
         # Once one part of the question is answered, the others need a little less:
         # the question as a whole is known to be about this knowledge base.
-        floor = self._config.min_support
+        threshold = self._config.min_support if min_support is None else min_support
+        floor = threshold
         for part in range(n_parts):
             ranked = [s for s in scored if s.part == part]
             if not ranked or ranked[0].support < floor:
                 continue
             if n_parts > 1:
-                floor = self._config.min_support - MULTI_PART_SLACK
+                floor = threshold - MULTI_PART_SLACK
             best = ranked[0].support
             taken = 0
             for s in ranked:
@@ -335,17 +342,18 @@ class ExtractiveGenerator:
             )
             return
         best = scored[0].support if scored else 0.0
-        if best < self._config.min_support:
+        threshold = self.threshold(request)
+        if best < threshold:
             yield _refusal(
                 RefusalReason.WEAK_EVIDENCE,
                 "The knowledge base has no passage that answers this question "
-                f"(best support {best:.3f} < {self._config.min_support:.3f}).",
+                f"(best support {best:.3f} < {threshold:.3f}).",
                 best,
             )
             return
         chosen = [
             self._complete(u, request.question)
-            for u in self.select(scored, request.max_output_tokens)
+            for u in self.select(scored, request.max_output_tokens, request.min_support)
         ]
         index = 0
         pieces: list[str] = []

@@ -119,7 +119,7 @@ class LLMGenerator:
             return
         scored = await asyncio.to_thread(self.extractive.score, request.question, request.passages)
         best = scored[0].support if scored else 0.0
-        if self.policy.evidence_gate and best < self.extractive.min_support:
+        if self.policy.evidence_gate and best < self.extractive.threshold(request):
             async for event in self.extractive.answer(request, scored):
                 yield event
             return

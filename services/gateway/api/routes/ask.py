@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header
 
-from services.gateway.api.deps import Caller, Clients, Settings, Store
+from services.gateway.api.deps import Caller, Clients, Paths, Settings, Store
 from services.gateway.api.errors import ApiError
 from services.gateway.api.routes.runs import ERRORS
 from services.gateway.api.schemas import AskResponse, ErrorBody, RunRequest
@@ -34,11 +34,14 @@ async def ask(
     store: Store,
     settings: Settings,
     clients: Clients,
+    paths: Paths,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> AskResponse:
     """Runs the same durable run as `POST /v1/runs` and waits for its end (up to the ask
     timeout). A 504 names the run id, which stays readable at `/v1/runs/{id}`."""
-    created = await submit(store, settings, clients, caller, body.ask(), idempotency_key)
+    created = await submit(
+        store, settings, clients, caller, body.ask(), idempotency_key, paths=paths
+    )
     # The events themselves are not needed: the record holds the outcome.
     async for _ in follow(store, created.run_id, "0-0", timeout_s=settings.ask_timeout_s):
         pass

@@ -9,7 +9,7 @@ import anyio
 from fastapi import APIRouter, Header, Query, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from services.gateway.api.deps import Caller, Clients, Settings, Store
+from services.gateway.api.deps import Caller, Clients, Paths, Settings, Store
 from services.gateway.api.errors import ApiError
 from services.gateway.api.schemas import CancelAccepted, ErrorBody, RunAccepted, RunRequest
 from services.gateway.runs.events import StreamClosing
@@ -49,6 +49,7 @@ async def create_run(
     store: Store,
     settings: Settings,
     clients: Clients,
+    paths: Paths,
     response: Response,
     idempotency_key: Annotated[
         str | None,
@@ -64,7 +65,9 @@ async def create_run(
     With an `Idempotency-Key`, a retried request returns the first run (status 200,
     `Idempotent-Replayed: true`); the same key with a different body is a 422.
     """
-    created = await submit(store, settings, clients, caller, body.ask(), idempotency_key)
+    created = await submit(
+        store, settings, clients, caller, body.ask(), idempotency_key, paths=paths
+    )
     record = await owned_run(store, caller, created.run_id)
     if not created.created:
         response.status_code = 200

@@ -63,6 +63,9 @@ class FakeStore:
         self._fence(record.id, token)
         self.records[record.id] = record.model_copy(deep=True)
 
+    async def save_detached(self, record: RunRecord, *, ttl_s: int) -> None:
+        self.records[record.id] = record.model_copy(deep=True)
+
     async def append(self, run_id: str, event: RunEvent, *, token: int) -> str:
         self._fence(run_id, token)
         event_id = self._add(run_id, event)

@@ -16,6 +16,11 @@ def test_a_valid_key_maps_to_its_tenant_and_groups() -> None:
     )
 
 
+def test_a_key_is_a_server_key_unless_its_entry_names_another_kind() -> None:
+    assert REGISTRY.authenticate("key-acme-hr", None).kind == "server"
+    assert REGISTRY.authenticate("key-demo-admin", None).kind == "admin"
+
+
 @pytest.mark.parametrize(
     ("key", "origin", "status", "code"),
     [

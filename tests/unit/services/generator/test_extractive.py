@@ -184,3 +184,19 @@ def test_markdown_syntax_never_reaches_the_answer() -> None:
     final = answer_of("How many backup codes do I get?", [passage])
     assert "10 backup codes" in final.answer
     assert "**" not in final.answer and "`" not in final.answer
+
+
+def test_a_requests_own_threshold_replaces_the_configured_one() -> None:
+    question = "How do I resume a stream after a disconnect?"
+
+    async def final(min_support: float | None) -> Final:
+        request = GenerationRequest(question, PASSAGES, min_support=min_support)
+        events = [e async for e in GEN.generate(request)]
+        assert isinstance(events[-1], Final)
+        return events[-1]
+
+    default, strict = asyncio.run(final(None)), asyncio.run(final(0.999))
+    assert default.verdict is Verdict.GROUNDED
+    assert strict.verdict is Verdict.REFUSED
+    assert strict.refusal_reason is RefusalReason.WEAK_EVIDENCE
+    assert "< 0.999" in strict.refusal_detail

@@ -1,0 +1,323 @@
+"""``ragway paths ...`` and ``ragway canary ...``: release units and experiments, through
+the gateway's admin API (``/v1/admin``, admin keys only)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import httpx
+import typer
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+paths_app = typer.Typer(
+    help="Paths (release units): build, retriever and generator options, prompt label.",
+    no_args_is_help=True,
+)
+canary_app = typer.Typer(
+    help="Canary and shadow experiments of a candidate path, gated, with rollback.",
+    no_args_is_help=True,
+)
+console = Console()
+err = Console(stderr=True)
+
+Url = Annotated[str, typer.Option("--url", envvar="RAGWAY_GATEWAY_URL", help="Gateway URL")]
+Key = Annotated[str, typer.Option("--key", envvar="RAGWAY_ADMIN_KEY", help="Admin API key")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print the JSON the gateway answered")]
+DEFAULT_URL = "http://127.0.0.1:8000"
+DEFAULT_KEY = "rgw-demo-admin-key"
+
+
+def _call(
+    method: str, url: str, key: str, path: str, body: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
+) -> Any:  # fmt: skip
+    """The admin API's JSON answer; an error is one line and exit status 1."""
+    try:
+        reply = httpx.request(
+            method,
+            f"{url.rstrip('/')}/v1/admin{path}",
+            json=body,
+            params=params,
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=30,
+        )
+    except httpx.HTTPError as exc:
+        err.print(f"[bold red]error:[/] cannot reach the gateway at {url}: {exc}")
+        raise typer.Exit(1) from None
+    try:
+        data = reply.json()
+    except ValueError:
+        data = {"error": {"code": "http_error", "message": reply.text[:200]}}
+    if reply.status_code >= 400:
+        e = data.get("error", {}) if isinstance(data, dict) else {}
+        err.print(
+            f"[bold red]error:[/] {reply.status_code} {e.get('code', '')}: {e.get('message', '')}",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
+    return data
+
+
+def _print_json(data: Any) -> None:
+    console.print_json(json.dumps(data))
+
+
+# Paths
+
+
+@paths_app.command("list")
+def paths_list(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY, as_json: AsJson = False) -> None:
+    """The latest version of every path."""
+    rows = _call("GET", url, key, "/paths")
+    if as_json:
+        _print_json(rows)
+        return
+    table = Table("path", "version", "build", "build id", "mode", "top_k", "depth", "rerank",
+                  "max tokens", "threshold", "prompt")  # fmt: skip
+    for p in rows:
+        table.add_row(
+            p["name"], str(p["version"]), p["build"] or "(live)", p["build_id"],
+            p["mode"] or "-", str(p["top_k"] or "-"), str(p["candidate_depth"] or "-"),
+            p["rerank"], str(p["max_output_tokens"] or "-"), _fmt(p["min_support"]),
+            p["prompt_label"] or "-",
+        )  # fmt: skip
+    console.print(table)
+
+
+@paths_app.command("show")
+def paths_show(
+    name: Annotated[str, typer.Argument(help="Path name")],
+    version: Annotated[int | None, typer.Option(help="Default: the latest")] = None,
+    url: Url = DEFAULT_URL,
+    key: Key = DEFAULT_KEY,
+) -> None:
+    """One version of a path, as JSON."""
+    params = {"version": version} if version is not None else None
+    _print_json(_call("GET", url, key, f"/paths/{name}", params=params))
+
+
+@paths_app.command("set")
+def paths_set(
+    name: Annotated[str, typer.Argument(help="Path name, e.g. candidate")],
+    build: Annotated[str, typer.Option(help="Build id or alias (default: live)")] = "",
+    mode: Annotated[
+        str | None, typer.Option(help="hybrid, sparse or dense (default: the request's)")
+    ] = None,
+    top_k: Annotated[int | None, typer.Option(help="Passages for the generator")] = None,
+    candidate_depth: Annotated[int | None, typer.Option(help="Candidates per retriever")] = None,
+    rerank: Annotated[str, typer.Option(help="default, on or off")] = "default",
+    max_output_tokens: Annotated[int | None, typer.Option(help="Generator output bound")] = None,
+    min_support: Annotated[
+        float | None, typer.Option(help="Refusal threshold 0-1 (default: the generator's)")
+    ] = None,
+    prompt_label: Annotated[str, typer.Option(help="Prompt version label")] = "",
+    note: Annotated[str, typer.Option(help="Why this version")] = "",
+    url: Url = DEFAULT_URL,
+    key: Key = DEFAULT_KEY,
+) -> None:
+    """Store the next version of a path (the build is checked with the retriever first)."""
+    body = {
+        "build": build, "mode": mode, "top_k": top_k, "candidate_depth": candidate_depth,
+        "rerank": rerank, "max_output_tokens": max_output_tokens, "min_support": min_support,
+        "prompt_label": prompt_label, "note": note,
+    }  # fmt: skip
+    stored = _call("PUT", url, key, f"/paths/{name}", body=body)
+    console.print(
+        f"path [cyan]{stored['name']}[/] version {stored['version']} "
+        f"(build {stored['build'] or 'live'} → {stored['build_id'] or 'live'})"
+    )
+
+
+# Canary
+
+
+def _gates(path: Path | None, min_samples: int | None) -> dict[str, Any]:
+    gates: dict[str, Any] = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(path.read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            err.print(f"[bold red]error:[/] cannot read the gates file {path}: {exc}")
+            raise typer.Exit(2) from None
+        if not isinstance(loaded, dict):
+            err.print(f"[bold red]error:[/] the gates file {path} is not a mapping")
+            raise typer.Exit(2)
+        gates.update(loaded)
+    if min_samples is not None:
+        gates["min_samples"] = min_samples
+    return gates
+
+
+Candidate = Annotated[str, typer.Option(help="The candidate path")]
+GatesFile = Annotated[
+    Path | None, typer.Option("--gates", help="Guardrails (YAML, see config/canary-gates.yaml)")
+]
+MinSamples = Annotated[int | None, typer.Option(help="Override the gates' min_samples")]
+
+
+def _start(
+    mode: Literal["canary", "shadow"], candidate: str, percent: float, gates: dict[str, Any],
+    url: str, key: str, retrieval_only: bool = False,
+) -> None:  # fmt: skip
+    body = {"mode": mode, "candidate": candidate, "percent": percent, "gates": gates,
+            "retrieval_only": retrieval_only}  # fmt: skip
+    state = _call("POST", url, key, "/canary", body=body)
+    console.print(
+        f"{mode} [cyan]{state['experiment']}[/] started: {candidate} v{state['candidate_version']}"
+        f" for {state['percent']:g} % of users, against baseline v{state['baseline_version']}"
+    )
+
+
+@canary_app.command("start")
+def canary_start(
+    percent: Annotated[float, typer.Option(help="Share of users served the candidate (0-100)")],
+    candidate: Candidate = "candidate",
+    gates_file: GatesFile = None,
+    min_samples: MinSamples = None,
+    url: Url = DEFAULT_URL,
+    key: Key = DEFAULT_KEY,
+) -> None:
+    """Serve the candidate to a sticky share of users; a gate breach rolls it back."""
+    _start("canary", candidate, percent, _gates(gates_file, min_samples), url, key)
+
+
+@canary_app.command("shadow")
+def canary_shadow(
+    percent: Annotated[float, typer.Option(help="Share of users whose runs are shadowed")] = 100,
+    candidate: Candidate = "candidate",
+    gates_file: GatesFile = None,
+    min_samples: MinSamples = None,
+    retrieval_only: Annotated[
+        bool, typer.Option(help="Compare ranked sources only: no second generator call")
+    ] = False,
+    url: Url = DEFAULT_URL,
+    key: Key = DEFAULT_KEY,
+) -> None:
+    """Run the candidate beside the baseline, never serving it; its records are compared."""
+    gates = _gates(gates_file, min_samples)
+    _start("shadow", candidate, percent, gates, url, key, retrieval_only)
+
+
+@canary_app.command("stop")
+def canary_stop(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY) -> None:
+    """End the experiment: everyone is served by the baseline at their next run."""
+    state = _call("POST", url, key, "/canary/stop")
+    console.print(f"experiment [cyan]{state['experiment']}[/] stopped")
+
+
+@canary_app.command("percent")
+def canary_percent(
+    percent: Annotated[float, typer.Argument(help="The new share of users (0-100)")],
+    url: Url = DEFAULT_URL,
+    key: Key = DEFAULT_KEY,
+) -> None:
+    """A step of the rollout (e.g. 5 → 25 → 50): users already in stay in."""
+    state = _call("POST", url, key, "/canary/percent", body={"percent": percent})
+    console.print(f"experiment [cyan]{state['experiment']}[/] now at {state['percent']:g} %")
+
+
+@canary_app.command("pause")
+def canary_pause(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY) -> None:
+    """Serve everyone from the baseline, counting nothing, until 'ragway canary resume'."""
+    state = _call("POST", url, key, "/canary/pause")
+    console.print(f"experiment [cyan]{state['experiment']}[/] paused")
+
+
+@canary_app.command("resume")
+def canary_resume(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY) -> None:
+    """Resume a paused experiment at its percentage."""
+    state = _call("POST", url, key, "/canary/resume")
+    console.print(f"experiment [cyan]{state['experiment']}[/] resumed at {state['percent']:g} %")
+
+
+@canary_app.command("rollback")
+def canary_rollback(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY) -> None:
+    """Stop the experiment, recorded as rolled back."""
+    state = _call("POST", url, key, "/canary/rollback")
+    console.print(f"experiment [cyan]{state['experiment']}[/] rolled back")
+
+
+@canary_app.command("promote")
+def canary_promote(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY) -> None:
+    """Make the candidate's tested version the baseline, and end the experiment."""
+    baseline = _call("POST", url, key, "/canary/promote")
+    console.print(f"baseline is now version {baseline['version']} ({baseline['note']})")
+
+
+def _report_table(report: dict[str, Any]) -> Table:
+    b, c = report["baseline"], report["candidate"]
+    table = Table(
+        "metric", "baseline", c["path"], "gate", "verdict",
+        title=f"{report['mode']} {report['experiment']}: {report['verdict']}",
+    )  # fmt: skip
+    gates = {g["metric"]: g for g in report["gates"]}
+    for metric in ("runs", "error_rate", "refusal_rate", "citation_validity",
+                   "latency_p50_ms", "latency_p95_ms"):  # fmt: skip
+        gate = gates.get(metric)
+        table.add_row(
+            metric, _fmt(b[metric]), _fmt(c[metric]),
+            gate["limit"] if gate else "", _verdict(gate["verdict"]) if gate else "",
+        )  # fmt: skip
+    shadow = report.get("shadow")
+    if shadow:
+        gate = gates.get("top_k_overlap")
+        for metric in ("pairs", "top_k_overlap", "refusal_agreement", "cited_agreement",
+                       "latency_delta_p50_ms", "dropped"):  # fmt: skip
+            g = gate if metric == "top_k_overlap" else None
+            table.add_row(
+                f"shadow {metric}", "", _fmt(shadow[metric]),
+                g["limit"] if g else "", _verdict(g["verdict"]) if g else "",
+            )  # fmt: skip
+    return table
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _verdict(v: str) -> str:
+    return {"pass": "[green]pass[/]", "breach": "[bold red]breach[/]"}.get(v, f"[yellow]{v}[/]")
+
+
+@canary_app.command("status")
+def canary_status(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY, as_json: AsJson = False) -> None:
+    """The experiment's state, and its report."""
+    status = _call("GET", url, key, "/canary")
+    if as_json:
+        _print_json(status)
+        return
+    s = status["state"]
+    if s["experiment"] is None:
+        console.print("no experiment has run: the baseline serves everyone")
+        return
+    line = f"{s['mode']} {s['experiment']}: {s['candidate']} v{s['candidate_version']}"
+    line += f" at {s['percent']:g} %"
+    if s["stopped_reason"]:
+        line += f"; ended ({'rolled back: ' if s['rolled_back'] else ''}{s['stopped_reason']})"
+    console.print(line, soft_wrap=True)
+    if status["report"]:
+        console.print(_report_table(status["report"]))
+
+
+@canary_app.command("report")
+def canary_report(
+    since_ms: Annotated[int, typer.Option(help="Only runs finished after (unix ms)")] = 0,
+    url: Url = DEFAULT_URL,
+    key: Key = DEFAULT_KEY,
+    as_json: AsJson = False,
+) -> None:
+    """Baseline against candidate for the running (else the last) experiment.
+    Exit status 1 when a gate is breached."""
+    report = _call("GET", url, key, "/canary/report", params={"since_ms": since_ms})
+    if as_json:
+        _print_json(report)
+    else:
+        console.print(_report_table(report))
+    if report["verdict"] == "breach":
+        raise typer.Exit(1)

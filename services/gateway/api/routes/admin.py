@@ -1,0 +1,257 @@
+"""/v1/admin: paths (release units) and canary or shadow experiments. Admin keys only."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, Field
+
+from services.gateway.api.deps import AdminCaller, Paths
+from services.gateway.api.errors import ApiError
+from services.gateway.api.schemas import ErrorBody
+from services.gateway.paths import errors as e
+from services.gateway.paths.models import (
+    CANDIDATE,
+    CanaryMode,
+    CanaryState,
+    Gates,
+    PathConfig,
+    PathOptions,
+)
+from services.gateway.paths.report import Report
+
+router = APIRouter(prefix="/v1/admin", tags=["admin"])
+
+ERRORS: dict[int | str, dict[str, object]] = {
+    s: {"model": ErrorBody} for s in (400, 401, 403, 404, 409, 422, 503)
+}
+
+_STATUS: dict[type[e.PathError], tuple[int, str]] = {
+    e.InvalidPathName: (422, "invalid_path_name"),
+    e.UnknownPath: (404, "unknown_path"),
+    e.UnknownBuild: (422, "unknown_build"),
+    e.RetrieverUnavailable: (503, "retriever_unavailable"),
+    e.CanaryRunning: (409, "canary_running"),
+    e.NoCanary: (409, "no_canary"),
+    e.InvalidCandidate: (422, "invalid_candidate"),
+}
+
+
+def _http(exc: e.PathError) -> ApiError:
+    status, code = _STATUS[type(exc)]
+    return ApiError(status, code, str(exc))
+
+
+class CanaryStart(BaseModel):
+    model_config = {"extra": "forbid"}
+
+    mode: Literal["canary", "shadow"] = Field(
+        default="canary",
+        description="canary: serve the candidate to `percent` of users; shadow: run it "
+        "beside the baseline for `percent` of users, never serving it.",
+    )
+    candidate: str = Field(default=CANDIDATE, description="The path under test.")
+    percent: float = Field(ge=0, le=100, description="Share of users, sticky per user.")
+    retrieval_only: bool = Field(
+        default=False,
+        description="Shadow only: compare ranked sources, with no second generator call.",
+    )
+    gates: Gates = Field(default_factory=Gates)
+
+
+class CanaryPercent(BaseModel):
+    model_config = {"extra": "forbid"}
+
+    percent: float = Field(ge=0, le=100)
+
+
+class CanaryStatus(BaseModel):
+    state: CanaryState
+    report: Report | None = Field(description="The current (or last) experiment's report.")
+
+
+class Evaluation(BaseModel):
+    report: Report
+    state: CanaryState = Field(description="After the evaluation: `off` if it rolled back.")
+
+
+@router.get("/paths", response_model=list[PathConfig], responses=ERRORS, summary="List paths")
+async def list_paths(_: AdminCaller, paths: Paths) -> list[PathConfig]:
+    """The latest version of every path; `baseline` is always there (version 0 = defaults)."""
+    return [await paths.show(name) for name in await paths.names()]
+
+
+@router.get("/paths/{name}", response_model=PathConfig, responses=ERRORS, summary="Show a path")
+async def show_path(
+    name: str,
+    _: AdminCaller,
+    paths: Paths,
+    version: Annotated[int | None, Query(ge=0, description="Default: the latest")] = None,
+) -> PathConfig:
+    try:
+        return await paths.show(name, version)
+    except e.PathError as exc:
+        raise _http(exc) from exc
+
+
+@router.put(
+    "/paths/{name}",
+    response_model=PathConfig,
+    responses=ERRORS,
+    summary="Set a path (stores its next version)",
+)
+async def set_path(name: str, body: PathOptions, _: AdminCaller, paths: Paths) -> PathConfig:
+    """Validated first: a build the retriever does not know is a 422, and nothing is stored.
+    Runs already routed keep the version they were given."""
+    try:
+        return await paths.set_path(name, body)
+    except e.PathError as exc:
+        raise _http(exc) from exc
+
+
+@router.get("/canary", response_model=CanaryStatus, responses=ERRORS, summary="Canary status")
+async def canary_status(_: AdminCaller, paths: Paths) -> CanaryStatus:
+    state = await paths.state()
+    report = await paths.report(state=state) if state.experiment else None
+    return CanaryStatus(state=state, report=report)
+
+
+@router.post(
+    "/canary",
+    status_code=201,
+    response_model=CanaryState,
+    responses=ERRORS,
+    summary="Start a canary or a shadow",
+)
+async def start_canary(body: CanaryStart, _: AdminCaller, paths: Paths) -> CanaryState:
+    """One experiment at a time (409 while one runs); the candidate must be a stored path."""
+    try:
+        return await paths.start(
+            CanaryMode(body.mode),
+            body.candidate,
+            body.percent,
+            body.gates,
+            retrieval_only=body.retrieval_only,
+        )
+    except e.PathError as exc:
+        raise _http(exc) from exc
+
+
+@router.post(
+    "/canary/stop", response_model=CanaryState, responses=ERRORS, summary="Stop the experiment"
+)
+async def stop_canary(_: AdminCaller, paths: Paths) -> CanaryState:
+    """Everyone is served by the baseline again at their next run."""
+    try:
+        return await paths.stop()
+    except e.PathError as exc:
+        raise _http(exc) from exc
+
+
+@router.post(
+    "/canary/percent",
+    response_model=CanaryState,
+    responses=ERRORS,
+    summary="Change the experiment's share of users",
+)
+async def canary_percent(body: CanaryPercent, _: AdminCaller, paths: Paths) -> CanaryState:
+    """A step of the rollout: widening keeps the users already in on the candidate."""
+    try:
+        return await paths.set_percent(body.percent)
+    except e.PathError as exc:
+        raise _http(exc) from exc
+
+
+@router.post(
+    "/canary/pause",
+    response_model=CanaryState,
+    responses=ERRORS,
+    summary="Pause the experiment",
+)
+async def pause_canary(_: AdminCaller, paths: Paths) -> CanaryState:
+    """Everyone is served by the baseline, and no run counts, until it is resumed."""
+    try:
+        return await paths.pause(True)
+    except e.PathError as exc:
+        raise _http(exc) from exc
+
+
+@router.post(
+    "/canary/resume",
+    response_model=CanaryState,
+    responses=ERRORS,
+    summary="Resume a paused experiment",
+)
+async def resume_canary(_: AdminCaller, paths: Paths) -> CanaryState:
+    try:
+        return await paths.pause(False)
+    except e.PathError as exc:
+        raise _http(exc) from exc
+
+
+@router.post(
+    "/canary/rollback",
+    response_model=CanaryState,
+    responses=ERRORS,
+    summary="Roll the candidate back",
+)
+async def rollback_canary(_: AdminCaller, paths: Paths) -> CanaryState:
+    """Stop the experiment, recorded as rolled back; the baseline serves everyone."""
+    try:
+        return await paths.rollback()
+    except e.PathError as exc:
+        raise _http(exc) from exc
+
+
+@router.post(
+    "/canary/promote",
+    response_model=PathConfig,
+    responses=ERRORS,
+    summary="Promote the candidate to baseline",
+)
+async def promote_canary(_: AdminCaller, paths: Paths) -> PathConfig:
+    """The candidate's tested version is stored as the baseline's next version and the
+    experiment ends: everyone is served by it at their next run."""
+    try:
+        return await paths.promote()
+    except e.PathError as exc:
+        raise _http(exc) from exc
+
+
+@router.get("/canary/report", response_model=Report, responses=ERRORS, summary="Compare the paths")
+async def canary_report(
+    _: AdminCaller,
+    paths: Paths,
+    since_ms: Annotated[int, Query(ge=0, description="Only runs finished after this")] = 0,
+) -> Report:
+    """The running (else the last) experiment: baseline against candidate, and its gates."""
+    try:
+        return await paths.report(since_ms)
+    except e.PathError as exc:
+        raise _http(exc) from exc
+
+
+@router.post(
+    "/canary/evaluate",
+    response_model=Evaluation,
+    responses=ERRORS,
+    summary="Judge the experiment now (a breach rolls back)",
+)
+async def evaluate_canary(_: AdminCaller, paths: Paths) -> Evaluation:
+    """What every finished run of the experiment triggers anyway, on demand."""
+    try:
+        report, state = await paths.evaluate()
+    except e.PathError as exc:
+        raise _http(exc) from exc
+    return Evaluation(report=report, state=state)
+
+
+@router.get(
+    "/canary/history",
+    response_model=list[CanaryState],
+    responses=ERRORS,
+    summary="Ended experiments",
+)
+async def canary_history(_: AdminCaller, paths: Paths) -> list[CanaryState]:
+    return await paths.history()

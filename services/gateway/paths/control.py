@@ -1,0 +1,320 @@
+"""Paths and experiments as the gateway runs them: routing at submit, path options in
+the executor, the run index, bounded shadows, and the automatic rollback.
+
+    submit ─▶ route(caller, user) ─▶ record.path, .path_version, .experiment, .shadow
+    executor ─▶ config(path, version) ─▶ build, mode, depths, rerank, output bound
+    executor, run finished ─▶ finished(record)
+        ├─ index the run under its experiment and path
+        ├─ served run marked shadow ─▶ the candidate runs it, unseen (bounded; drops counted)
+        └─ evaluate: the gates breached ─▶ stop the experiment, rolled_back=True
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+import grpc
+
+from services.gateway.paths.errors import (
+    CanaryRunning,
+    InvalidCandidate,
+    InvalidPathName,
+    NoCanary,
+    RetrieverUnavailable,
+    UnknownBuild,
+    UnknownPath,
+)
+from services.gateway.paths.models import (
+    BASELINE,
+    PATH_NAME,
+    CanaryMode,
+    CanaryState,
+    Gates,
+    PathConfig,
+    PathOptions,
+    default_path,
+)
+from services.gateway.paths.report import Report, build_report
+from services.gateway.paths.routing import Route, route
+from services.gateway.paths.store import PathStore
+from services.gateway.runs.models import RunRecord, now_ms
+
+log = logging.getLogger(__name__)
+
+# Most recent runs per side that a report reads: bounds the work of each evaluation.
+REPORT_WINDOW = 500
+
+DescribeBuild = Callable[[str], Awaitable[str]]  # build id or alias → build id
+ShadowRun = Callable[
+    [RunRecord, str, int, bool], Coroutine[Any, Any, None]
+]  # served run, path, version
+
+
+class PathControl:
+    def __init__(
+        self,
+        store: PathStore,
+        describe_build: DescribeBuild,
+        *,
+        record_ttl_s: int,
+        shadow_limit: int = 8,
+    ) -> None:
+        self._store = store
+        self._describe = describe_build
+        self._ttl = record_ttl_s
+        self._shadow_limit = shadow_limit
+        self._shadow_run: ShadowRun | None = None
+        self._shadows: set[asyncio.Task[None]] = set()
+
+    def attach_shadow(self, run: ShadowRun) -> None:
+        self._shadow_run = run
+
+    async def close(self) -> None:
+        for task in list(self._shadows):
+            task.cancel()
+        await asyncio.gather(*self._shadows, return_exceptions=True)
+
+    # Paths
+
+    async def names(self) -> list[str]:
+        return await self._store.names()
+
+    async def show(self, name: str, version: int | None = None) -> PathConfig:
+        config = await self._store.get(name, version)
+        if config is None:
+            raise UnknownPath(name, version)
+        return config
+
+    async def config(self, name: str, version: int) -> PathConfig:
+        """What the executor runs with; a vanished version falls back to the default."""
+        return await self._store.get(name, version) or default_path(name)
+
+    async def set_path(self, name: str, options: PathOptions) -> PathConfig:
+        """Validate (the build must exist) and store the next version of the path."""
+        if not PATH_NAME.match(name):
+            raise InvalidPathName(name)
+        build_id = ""
+        if options.build:
+            try:
+                build_id = await self._describe(options.build)
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() == grpc.StatusCode.NOT_FOUND:
+                    raise UnknownBuild(options.build, exc.details() or "not found") from exc
+                raise RetrieverUnavailable(f"{exc.code().name}: {exc.details()}") from exc
+        config = PathConfig(name=name, version=0, build_id=build_id, **options.model_dump())
+        stored = await self._store.put(config)
+        log.info(
+            "path set",
+            extra={"path": name, "path_version": stored.version, "build": options.build},
+        )
+        return stored
+
+    # Routing
+
+    async def route(self, tenant: str, key_id: str, user_id: str | None) -> Route:
+        state, baseline_version = await self._store.routing_inputs()
+        return route(state, baseline_version, tenant, key_id, user_id)
+
+    # Experiments
+
+    async def state(self) -> CanaryState:
+        return await self._store.state()
+
+    async def start(
+        self,
+        mode: CanaryMode,
+        candidate: str,
+        percent: float,
+        gates: Gates,
+        *,
+        retrieval_only: bool = False,
+    ) -> CanaryState:
+        if candidate == BASELINE:
+            raise InvalidCandidate(candidate)
+        candidate_config = await self.show(candidate)
+        running = await self._store.active()
+        if running is not None:
+            raise CanaryRunning(running)
+        state = CanaryState(
+            mode=mode,
+            experiment=f"exp_{uuid.uuid4().hex[:16]}",
+            candidate=candidate,
+            candidate_version=candidate_config.version,
+            baseline_version=await self._store.latest_version(BASELINE),
+            percent=percent,
+            retrieval_only=retrieval_only and mode is CanaryMode.SHADOW,
+            gates=gates,
+            started_at_ms=now_ms(),
+        )
+        if not await self._store.start(state):
+            raise CanaryRunning(await self._store.active() or "?")
+        log.info(
+            "experiment started",
+            extra={
+                "experiment": state.experiment,
+                "mode": mode.value,
+                "candidate": candidate,
+                "candidate_version": state.candidate_version,
+                "percent": percent,
+            },
+        )
+        return state
+
+    async def stop(self, reason: str = "stopped by an operator") -> CanaryState:
+        state = await self._store.state()
+        if state.mode is CanaryMode.OFF or not await self._store.stop(
+            state, reason, rolled_back=False
+        ):
+            raise NoCanary
+        log.info("experiment stopped", extra={"experiment": state.experiment, "reason": reason})
+        return await self._store.state()
+
+    async def set_percent(self, percent: float) -> CanaryState:
+        """Widen or narrow the running experiment (users already in stay in when widening)."""
+        state = await self._store.state()
+        updated = state.model_copy(update={"percent": percent})
+        if state.mode is CanaryMode.OFF or not await self._store.update(updated):
+            raise NoCanary
+        log.info("experiment percent", extra={"experiment": state.experiment, "percent": percent})
+        return updated
+
+    async def pause(self, paused: bool) -> CanaryState:
+        """Pause (everyone on the baseline, nothing counted) or resume the experiment."""
+        state = await self._store.state()
+        updated = state.model_copy(update={"paused": paused})
+        if state.mode is CanaryMode.OFF or not await self._store.update(updated):
+            raise NoCanary
+        log.info("experiment paused", extra={"experiment": state.experiment, "paused": paused})
+        return updated
+
+    async def rollback(self, reason: str = "rolled back by an operator") -> CanaryState:
+        state = await self._store.state()
+        if state.mode is CanaryMode.OFF or not await self._store.stop(
+            state, reason, rolled_back=True
+        ):
+            raise NoCanary
+        log.warning(
+            "canary rolled back",
+            extra={"experiment": state.experiment, "candidate": state.candidate, "reason": reason},
+        )
+        return await self._store.state()
+
+    async def promote(self) -> PathConfig:
+        """The candidate's version becomes the baseline's next version; the experiment ends."""
+        state = await self._store.state()
+        if state.mode is CanaryMode.OFF:
+            raise NoCanary
+        candidate = await self.show(state.candidate, state.candidate_version)
+        options = PathOptions.model_validate(
+            candidate.model_dump(include=set(PathOptions.model_fields))
+            | {"note": f"promoted from {candidate.name} v{candidate.version} ({state.experiment})"}
+        )
+        if not await self._store.stop(state, "promoted", rolled_back=False):
+            raise NoCanary
+        promoted = await self._store.put(
+            PathConfig(
+                name=BASELINE, version=0, build_id=candidate.build_id, **options.model_dump()
+            )
+        )
+        log.info(
+            "candidate promoted",
+            extra={
+                "experiment": state.experiment,
+                "candidate": candidate.name,
+                "candidate_version": candidate.version,
+                "baseline_version": promoted.version,
+            },
+        )
+        return promoted
+
+    async def history(self) -> list[CanaryState]:
+        return await self._store.history()
+
+    async def report(self, since_ms: int = 0, state: CanaryState | None = None) -> Report:
+        """The running experiment's report, or else the last one's."""
+        state = state or await self._store.state()
+        if state.experiment is None:
+            raise NoCanary
+        baseline = await self._store.runs(state.experiment, BASELINE, since_ms, REPORT_WINDOW)
+        candidate = await self._store.runs(
+            state.experiment, state.candidate, since_ms, REPORT_WINDOW
+        )
+        mode = state.mode.value
+        if state.mode is CanaryMode.OFF:
+            # An ended experiment: judged as what it was, shadow when it has shadow runs.
+            mode = "shadow" if any(r.shadow_of for r in candidate) else "canary"
+        return build_report(
+            state.experiment,
+            mode,
+            baseline,
+            candidate,
+            state.gates,
+            candidate_name=state.candidate,
+            dropped=await self._store.dropped(state.experiment),
+            retrieval_only=state.retrieval_only,
+        )
+
+    async def evaluate(self) -> tuple[Report, CanaryState]:
+        """Report on the running experiment; a breach stops it at once (rolled back)."""
+        state = await self._store.state()
+        report = await self.report(state=state)
+        if state.mode is not CanaryMode.OFF and report.verdict == "breach":
+            reason = "gates breached: " + ", ".join(report.breaches)
+            if await self._store.stop(state, reason, rolled_back=True):
+                # One line an alert can match: the experiment, what breached, the numbers.
+                log.warning(
+                    "canary rolled back",
+                    extra={
+                        "experiment": state.experiment,
+                        "candidate": state.candidate,
+                        "candidate_version": state.candidate_version,
+                        "breaches": report.breaches,
+                        "gates": [g.model_dump() for g in report.gates if g.verdict == "breach"],
+                    },
+                )
+            state = await self._store.state()
+        return report, state
+
+    # The executor's hook
+
+    async def finished(self, record: RunRecord) -> None:
+        """A run ended (its record is saved): index it, shadow it, judge the experiment."""
+        if record.experiment is None:
+            return
+        await self._store.index(record, self._ttl)
+        state = await self._store.state()
+        if state.experiment != record.experiment or state.mode is CanaryMode.OFF:
+            return  # the experiment ended meanwhile: nothing to shadow or to judge
+        if record.shadow and state.mode is CanaryMode.SHADOW:
+            self._spawn_shadow(record, state)
+        await self.evaluate()
+
+    def _spawn_shadow(self, record: RunRecord, state: CanaryState) -> None:
+        if self._shadow_run is None:
+            return
+        if len(self._shadows) >= self._shadow_limit:
+            # Never queue without bound behind the served traffic: drop, and count it.
+            task = asyncio.create_task(
+                self._store.count_dropped(record.experiment or "", self._ttl)
+            )
+        else:
+            task = asyncio.create_task(
+                self._shadow_run(
+                    record, state.candidate, state.candidate_version, state.retrieval_only
+                ),
+                name=f"shadow-{record.id}",
+            )
+        self._shadows.add(task)
+        task.add_done_callback(self._shadow_done)
+
+    def _shadow_done(self, task: asyncio.Task[None]) -> None:
+        self._shadows.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning(
+                "shadow run failed",
+                extra={"task": task.get_name(), "error": repr(task.exception())},
+            )

@@ -1,0 +1,47 @@
+"""Why a path or canary command is refused; the admin routes map each to HTTP."""
+
+from __future__ import annotations
+
+
+class PathError(Exception):
+    """Base of the refusals an operator can act on; nothing was changed."""
+
+
+class InvalidPathName(PathError):
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"path name {name!r} must be 1-64 of a-z, 0-9, '_' or '-', starting with a letter"
+        )
+
+
+class UnknownPath(PathError):
+    def __init__(self, name: str, version: int | None = None) -> None:
+        which = f"{name!r} version {version}" if version else repr(name)
+        super().__init__(f"no path {which}; set it first with 'ragway paths set {name} ...'")
+
+
+class UnknownBuild(PathError):
+    def __init__(self, build: str, detail: str) -> None:
+        super().__init__(f"the retriever knows no build {build!r}: {detail}")
+
+
+class RetrieverUnavailable(PathError):
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"the retriever could not check the build: {detail}")
+
+
+class CanaryRunning(PathError):
+    def __init__(self, experiment: str) -> None:
+        super().__init__(
+            f"experiment {experiment} is running; stop it first ('ragway canary stop')"
+        )
+
+
+class NoCanary(PathError):
+    def __init__(self) -> None:
+        super().__init__("no canary or shadow is running")
+
+
+class InvalidCandidate(PathError):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"the candidate must be a path other than baseline, not {name!r}")

@@ -1,0 +1,122 @@
+"""Paths (release units) and the canary state, as they are stored in Redis.
+
+A path is a named, versioned configuration of what serves a run: the knowledge
+build, retriever options, the generator options a GenerateRequest can carry,
+and a prompt label. Every field left unset keeps the gateway's default, so the
+built-in ``baseline`` (version 0, nothing set) serves exactly as the gateway
+did before paths existed.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+BASELINE = "baseline"
+CANDIDATE = "candidate"
+PATH_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+
+
+class PathOptions(BaseModel):
+    """What an operator sets (``PUT /v1/admin/paths/{name}``); unset = gateway default."""
+
+    model_config = {"extra": "forbid"}
+
+    build: str = Field(
+        default="",
+        max_length=128,
+        description="Knowledge build id or alias; empty = the retriever's `live`.",
+    )
+    mode: Literal["hybrid", "sparse", "dense"] | None = Field(
+        default=None, description="Retrieval mode; unset = the request's mode."
+    )
+    top_k: int | None = Field(
+        default=None, ge=1, le=20, description="Passages given to the generator."
+    )
+    candidate_depth: int | None = Field(
+        default=None, ge=1, le=1000, description="Candidates per retriever before fusion."
+    )
+    rerank: Literal["default", "on", "off"] = Field(
+        default="default", description="Cross-encoder rerank: the retriever's default, on, off."
+    )
+    max_output_tokens: int | None = Field(
+        default=None, ge=1, le=8192, description="Generator output bound; unset = backend's."
+    )
+    min_support: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Refusal threshold: evidence support under it is a refusal; unset = "
+        "the generator's own (RAGWAY_MIN_SUPPORT).",
+    )
+    prompt_label: str = Field(
+        default="",
+        max_length=64,
+        description="The prompt version this path is meant to run (a label in the record: "
+        "the generator's own prompt version is recorded beside it).",
+    )
+    note: str = Field(default="", max_length=500, description="Why this version exists.")
+
+
+class PathConfig(PathOptions):
+    """One stored version of a path."""
+
+    model_config = {"extra": "ignore"}
+
+    name: str
+    version: int = Field(ge=0)
+    build_id: str = Field(
+        default="", description="The build the alias named when this version was written."
+    )
+    updated_at_ms: int = 0
+
+
+def default_path(name: str = BASELINE) -> PathConfig:
+    return PathConfig(name=name, version=0)
+
+
+class CanaryMode(StrEnum):
+    OFF = "off"
+    CANARY = "canary"
+    SHADOW = "shadow"
+
+
+class Gates(BaseModel):
+    """Guardrails: the candidate against the baseline of the same experiment.
+
+    A metric with fewer than ``min_samples`` runs on either side is
+    ``inconclusive``: never a pass, never a breach.
+    """
+
+    model_config = {"extra": "forbid"}
+
+    min_samples: int = Field(default=20, ge=1, le=100_000)
+    max_error_rate_increase: float = Field(default=0.05, ge=0, le=1)
+    max_refusal_rate_increase: float = Field(default=0.10, ge=0, le=1)
+    max_citation_validity_drop: float = Field(default=0.10, ge=0, le=1)
+    max_p95_latency_ratio: float = Field(default=2.0, ge=1)
+    min_top_k_overlap: float = Field(
+        default=0.5, ge=0, le=1, description="Shadow pairs only: mean overlap of source ids."
+    )
+
+
+class CanaryState(BaseModel):
+    mode: CanaryMode = CanaryMode.OFF
+    experiment: str | None = None
+    candidate: str = CANDIDATE
+    candidate_version: int = 0
+    baseline_version: int = 0
+    percent: float = Field(default=0, ge=0, le=100)
+    # Shadow only: the candidate retrieves and is compared on its ranked sources,
+    # with no second generator call.
+    retrieval_only: bool = False
+    # Paused: everyone is served by the baseline and nothing counts, until resumed.
+    paused: bool = False
+    gates: Gates = Field(default_factory=Gates)
+    started_at_ms: int | None = None
+    stopped_at_ms: int | None = None
+    stopped_reason: str | None = None
+    rolled_back: bool = False
