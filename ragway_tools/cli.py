@@ -138,6 +138,7 @@ def up(
         ready_s = time.monotonic() - started
         console.print(f"\n[bold green]ragway is ready[/] in {ready_s:.1f} s")
         console.print(f"  Open [bold]{config.gateway_url}/[/] and ask a question.")
+        console.print(f"  Evidence console: {config.gateway_url}/console (docs/channels.md)")
         console.print(f"  API docs: {config.gateway_url}/docs   Logs: {stack.logs_dir}/")
         if api_keys is None:
             for key, groups in DEMO_KEYS.items():
