@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -72,6 +74,8 @@ def test_an_answer_is_shown_beside_exactly_the_passages_it_came_from(
         assert f"score {source['score']:.4f}" in text
     assert any("Streaming" in text for _, is_cited, text in shown if is_cited)
     assert page.inner_text(".meta-verdict") == "grounded"
+    if artifacts := os.environ.get("RAGWAY_TEST_ARTIFACTS"):  # for a change's note
+        page.screenshot(path=str(Path(artifacts) / "console-evidence.png"), full_page=True)
     page.close()
 
 

@@ -7,6 +7,7 @@ bot's real polling, handlers and message edits run end to end.
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,8 +63,13 @@ def _finished(chat: list[BotMessage]) -> bool:
 def test_an_allowed_user_gets_the_answer_streamed_then_its_sources_as_links(
     bot: FakeBotApi,
 ) -> None:
-    bot.say(ALLOWED, "How do I resume a stream after a disconnect?")
+    question = "How do I resume a stream after a disconnect?"
+    bot.say(ALLOWED, question)
     chat = bot.wait_for(ALLOWED, _finished)
+    if artifacts := os.environ.get("RAGWAY_TEST_ARTIFACTS"):  # for a change's note
+        lines = [f"user {ALLOWED}: {question}"]
+        lines += [f"bot (edit {i}): {text}" for i, text in enumerate(chat[0].edits)]
+        (Path(artifacts) / "telegram-transcript.txt").write_text("\n\n".join(lines) + "\n")
     reply = chat[0]
     assert reply.edits[0] == "Searching the knowledge base…"
     assert len(reply.edits) >= 3, reply.edits  # placeholder, at least one partial, final
