@@ -48,7 +48,9 @@ class GatewayClient:
         """Start a run and yield its events until the terminal one."""
         headers = {"Authorization": f"Bearer {api_key}"}
         try:
-            reply = await self._http.post("/v1/runs", json={"question": question}, headers=headers)
+            reply = await self._http.post(
+                "/v1/runs", json={"question": question, "channel": "telegram"}, headers=headers
+            )
         except httpx.HTTPError as exc:
             raise GatewayUnavailable(type(exc).__name__) from exc
         _check(reply)

@@ -64,6 +64,7 @@ def test_an_answer_is_shown_beside_exactly_the_passages_it_came_from(
     assert "Last-Event-ID" in page.inner_text("#answer")
     run_id = page.input_value("#run-id")
     record = api.get(f"/v1/runs/{run_id}", headers=auth("demo-sre")).json()
+    assert record["channel"] == "console"
     shown = _evidence(page)
     # One card per source of the run record, in its order, cited exactly where it cites.
     assert [s[0] for s in shown] == [s["source_id"] for s in record["sources"]]

@@ -8,14 +8,16 @@ bot's real polling, handlers and message edits run end to end.
 from __future__ import annotations
 
 import os
+import re
 import signal
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from ragway_tools.launcher import Stack, free_port
-from tests.integration.conftest import KEYS
+from tests.integration.conftest import KEYS, auth
 from tests.telegram_fake import BotMessage, FakeBotApi, serve_fake_bot_api
 
 pytestmark = pytest.mark.integration
@@ -61,7 +63,7 @@ def _finished(chat: list[BotMessage]) -> bool:
 
 
 def test_an_allowed_user_gets_the_answer_streamed_then_its_sources_as_links(
-    bot: FakeBotApi,
+    bot: FakeBotApi, stack: Stack, api: httpx.Client
 ) -> None:
     question = "How do I resume a stream after a disconnect?"
     bot.say(ALLOWED, question)
@@ -78,6 +80,12 @@ def test_an_allowed_user_gets_the_answer_streamed_then_its_sources_as_links(
     assert '[1] <a href="https://docs.example.com/' in reply.text
     # Streaming edits were rate limited: far fewer than the deltas, and never the same twice.
     assert all(a != b for a, b in zip(reply.edits, reply.edits[1:], strict=False))
+    # The exchange is an ordinary run, with its channel named, under the user's key.
+    log = (stack.logs_dir / "telegram.log").read_text()
+    [run_id] = re.findall(rf"telegram exchange .*run_id=(run_\w+) telegram_id={ALLOWED}\b", log)
+    record = api.get(f"/v1/runs/{run_id}", headers=auth("demo")).json()
+    assert record["channel"] == "telegram" and record["question"] == question
+    assert record["key_id"] == "demo-public" and record["citations"]
 
 
 def test_an_unknown_user_is_refused_politely_and_nothing_is_asked(

@@ -30,10 +30,16 @@ class RunRequest(BaseModel):
     mode: Literal["hybrid", "sparse", "dense"] = Field(
         default="hybrid", description="Retrieval mode."
     )
+    channel: str | None = Field(
+        default=None,
+        pattern=r"^[a-z][a-z0-9_-]{0,31}$",
+        description="The client that asked, recorded on the run (e.g. `telegram`, `console`).",
+        examples=["telegram"],
+    )
 
     def ask(self) -> Ask:
         """The request in the run logic's terms."""
-        return Ask(question=self.question, top_k=self.top_k, mode=self.mode)
+        return Ask(question=self.question, top_k=self.top_k, mode=self.mode, channel=self.channel)
 
 
 class RunAccepted(BaseModel):

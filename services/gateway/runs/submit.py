@@ -32,6 +32,7 @@ class Ask:
     question: str
     top_k: int | None
     mode: str
+    channel: str | None = None
 
 
 class SubmitStore(Protocol):
@@ -83,15 +84,25 @@ async def submit(
         question=ask.question,
         top_k=ask.top_k or settings.top_k,
         mode=ask.mode,
+        channel=ask.channel,
         created_at_ms=created_at,
         updated_at_ms=created_at,
     )
     return await store.create(
         record,
-        request_fingerprint=asdict(ask),
+        request_fingerprint=_fingerprint(ask),
         idempotency_key=idempotency_key,
         idempotency_ttl_s=settings.idempotency_ttl_s,
     )
+
+
+def _fingerprint(ask: Ask) -> dict[str, object]:
+    # Without a channel, the fingerprint is what it was before channels existed, so a
+    # request retried across the upgrade still matches its idempotency key.
+    fields = asdict(ask)
+    if fields["channel"] is None:
+        del fields["channel"]
+    return fields
 
 
 async def owned_run(store: SubmitStore, caller: Principal, run_id: str) -> RunRecord:
