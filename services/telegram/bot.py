@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from datetime import timedelta
 from typing import Any
 
@@ -12,6 +13,7 @@ from telegram import LinkPreviewOptions, Message, Update
 from telegram.constants import ParseMode
 from telegram.error import RetryAfter, TelegramError
 from telegram.ext import Application, CommandHandler, ContextTypes, MessageHandler, filters
+from telegram.warnings import PTBDeprecationWarning
 
 from services.telegram import render
 from services.telegram.allowlist import AllowList, Grant
@@ -141,7 +143,7 @@ class Exchange:
             )
         except RetryAfter as exc:
             # Over Telegram's edit limit: skip this edit; a later one carries the text.
-            self.next_edit = now + _seconds(exc.retry_after)
+            self.next_edit = now + _seconds(exc)
             if force:
                 raise
             return
@@ -162,8 +164,11 @@ class Exchange:
             )
 
 
-def _seconds(wait: object) -> float:
-    """RetryAfter.retry_after: an int, or a timedelta once PTB_TIMEDELTA is set."""
+def _seconds(exc: RetryAfter) -> float:
+    """Its retry_after: an int, or a timedelta once PTB_TIMEDELTA is set."""
+    with warnings.catch_warnings():  # reading it as an int is what v22 deprecates
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        wait: object = exc.retry_after
     return wait.total_seconds() if isinstance(wait, timedelta) else float(str(wait))
 
 
