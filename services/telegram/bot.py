@@ -3,6 +3,7 @@ one message (at most one edit per interval), finish with the sources."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import warnings
@@ -23,6 +24,9 @@ from services.telegram.settings import TelegramSettings
 log = logging.getLogger(__name__)
 
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
+# The longest retry-after the final edit waits out; beyond it the user would be better
+# served by nothing than by an answer that arrives minutes late.
+MAX_RETRY_WAIT_S = 30.0
 
 
 class Channel:
@@ -132,28 +136,36 @@ class Exchange:
         await self._finish(answer)
 
     async def _edit(self, text: str, *, force: bool = False, html: bool = False) -> None:
+        """Show ``text``: a streaming edit is skipped when too soon; a forced one (the final
+        answer, an error) waits out one retry-after from Telegram, bounded, then retries."""
         now = time.monotonic()
         if text == self.shown or (not force and now < self.next_edit):
             return
-        try:
-            await self.reply.edit_text(
-                text,
-                parse_mode=ParseMode.HTML if html else None,
-                link_preview_options=NO_PREVIEW,
-            )
-        except RetryAfter as exc:
-            # Over Telegram's edit limit: skip this edit; a later one carries the text.
-            self.next_edit = now + _seconds(exc)
-            if force:
-                raise
-            return
-        except TelegramError as exc:
-            if force:
-                raise
-            log.warning("telegram edit failed", extra={"error": type(exc).__name__})
-            return
+        for attempt in (1, 2):
+            try:
+                await self.reply.edit_text(
+                    text,
+                    parse_mode=ParseMode.HTML if html else None,
+                    link_preview_options=NO_PREVIEW,
+                )
+                break
+            except RetryAfter as exc:
+                # Over Telegram's edit limit: a streaming edit is dropped (a later one
+                # carries the text); the final one waits once.
+                wait = _seconds(exc)
+                self.next_edit = now + wait
+                if force and (attempt == 2 or wait > MAX_RETRY_WAIT_S):
+                    raise
+                if not force:
+                    return
+                await asyncio.sleep(wait)
+            except TelegramError as exc:
+                if force:
+                    raise
+                log.warning("telegram edit failed", extra={"error": type(exc).__name__})
+                return
         self.shown = text
-        self.next_edit = now + self.channel.settings.telegram_edit_interval_s
+        self.next_edit = time.monotonic() + self.channel.settings.telegram_edit_interval_s
 
     async def _finish(self, answer: dict[str, Any]) -> None:
         messages = render.final_messages(answer, self.channel.settings.telegram_source_base_url)

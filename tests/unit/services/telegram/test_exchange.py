@@ -31,7 +31,8 @@ class ScriptedGateway(GatewayClient):
 class Reply:
     """Stands in for telegram.Message: records edits; can refuse some with a 429."""
 
-    def __init__(self, retry_after_on: set[int] | None = None) -> None:
+    def __init__(self, retry_after_on: set[int] | None = None, wait_s: int = 30) -> None:
+        self.wait_s = wait_s
         self.edits: list[tuple[str, Any]] = []
         self.extra: list[str] = []
         self.retry_after_on = retry_after_on or set()
@@ -42,7 +43,7 @@ class Reply:
         if self.calls in self.retry_after_on:
             with warnings.catch_warnings():  # PTB 22 deprecates the int form it builds
                 warnings.simplefilter("ignore", PTBDeprecationWarning)
-                error = RetryAfter(30)
+                error = RetryAfter(self.wait_s)
             raise error
         self.edits.append((text, parse_mode))
 
@@ -86,3 +87,9 @@ async def test_when_the_gateway_drops_mid_answer_then_the_user_reads_a_clear_mes
     reply = Reply()
     await _run(ScriptedGateway(_deltas(3)[:2], fail=True), reply)
     assert reply.edits[-1][0].startswith("The knowledge service cannot be reached")
+
+
+async def test_when_the_final_edit_gets_a_short_retry_after_then_it_waits_and_lands() -> None:
+    reply = Reply(retry_after_on={2}, wait_s=1)  # 1: the streaming edit, 2: the final
+    await _run(ScriptedGateway(_deltas(5)), reply)
+    assert [mode for _, mode in reply.edits] == [None, "HTML"] and reply.calls == 3
