@@ -86,6 +86,13 @@ def up(
             "(RAGWAY_LLM_* settings); default RAGWAY_GENERATOR_BACKEND, else extractive"
         ),
     ] = None,
+    telegram: Annotated[
+        bool,
+        typer.Option(
+            help="Also start the Telegram bot (RAGWAY_TELEGRAM_TOKEN_FILE and "
+            "RAGWAY_TELEGRAM_ALLOWLIST_FILE; docs/channels.md)"
+        ),
+    ] = False,
 ) -> None:
     """Start Redis, retriever, generator, gateway, ingest API and worker; load the demo KB."""
     from ragway_tools.demo import DEMO_KB
@@ -113,6 +120,8 @@ def up(
     try:
         # Before anything starts: a bad key file or a missing backend fails at once.
         keys = load_api_keys(config.api_keys_file)
+        if telegram:
+            _check_telegram()
         if backend == GeneratorChoice.llama:
             ensure_llama_backend(lambda line: console.print(line, markup=False, highlight=False))
     except LaunchError as exc:
@@ -130,9 +139,13 @@ def up(
         with console.status("Starting gateway, ingest API and worker…"):
             stack.start_gateway()
             stack.start_ingest()
+        if telegram:
+            with console.status("Starting the Telegram bot…"):
+                stack.start_telegram()
         ready_s = time.monotonic() - started
         console.print(f"\n[bold green]ragway is ready[/] in {ready_s:.1f} s")
         console.print(f"  Open [bold]{config.gateway_url}/[/] and ask a question.")
+        console.print(f"  Evidence console: {config.gateway_url}/console (docs/channels.md)")
         console.print(f"  API docs: {config.gateway_url}/docs   Logs: {stack.logs_dir}/")
         if api_keys is None:
             for key, groups in DEMO_KEYS.items():
@@ -144,6 +157,8 @@ def up(
             f"  Webhooks: POST {config.ingest_url}/v1/webhooks/documents "
             f"(demo secret {config.webhook_secret}; docs/ingestion.md)"
         )
+        if telegram:
+            console.print(f"  Telegram bot: answering allow-listed users (log {stack.logs_dir}/)")
         console.print("  Press Ctrl-C to stop.\n")
         while True:
             dead = stack.dead()
@@ -165,6 +180,20 @@ def up(
             signal.signal(sig, _still_stopping)
         stack.stop()
         console.print("All parts stopped.")
+
+
+def _check_telegram() -> None:
+    """The bot's token file and allow-list, checked before any part starts."""
+    from ragway_tools.launcher import LaunchError
+    from services.telegram.allowlist import AllowList
+    from services.telegram.settings import TelegramSettings
+
+    settings = TelegramSettings()
+    try:
+        settings.token()  # read to check it; the bot reads it again, nothing keeps it here
+        AllowList.from_file(settings.telegram_allowlist_file)
+    except ValueError as exc:
+        raise LaunchError(f"--telegram: {exc} (docs/channels.md)") from None
 
 
 @kb_app.command("load")

@@ -293,6 +293,21 @@ class Stack:
 
         self._wait(name, ready)
 
+    def start_telegram(self, name: str = "telegram", env: dict[str, str] | None = None) -> None:
+        """The Telegram bot, a client of this stack's gateway. Its settings (token file,
+        allow-list, Bot API URL) are RAGWAY_TELEGRAM_* variables; ``env`` overrides them."""
+        log_path = self.logs_dir / f"{name}.log"
+        offset = log_path.stat().st_size if log_path.exists() else 0
+        base = {"RAGWAY_GATEWAY_URL": self.config.gateway_url}
+        self._spawn(name, [sys.executable, "-m", "services.telegram"], base | (env or {}))
+
+        def ready() -> bool:  # logged once the Bot API answered getMe
+            with open(log_path, "rb") as fh:
+                fh.seek(offset)
+                return b"telegram bot ready" in fh.read()
+
+        self._wait(name, ready)
+
     def stop(self, grace_s: float = 10.0) -> None:
         """SIGTERM in reverse start order; SIGKILL what outlives the grace period."""
         for part in reversed(self.parts):

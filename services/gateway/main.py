@@ -160,6 +160,14 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
         body, content_type = exposition()
         return Response(body, media_type=content_type)
 
+    # The evidence console (docs/channels.md): static, holds no secret; its API calls
+    # carry the key the user types, so the guard on /v1 decides what it may read.
+    console = resources.files("services.gateway").joinpath("static/console.html").read_text()
+
+    @app.get("/console", include_in_schema=False)
+    async def evidence_console() -> HTMLResponse:
+        return HTMLResponse(console)
+
     return app
 
 

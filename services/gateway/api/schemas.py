@@ -37,10 +37,22 @@ class RunRequest(BaseModel):
         description="Your end user's stable id: a canary keeps each user on one path "
         "(default: the API key).",
     )
+    channel: str | None = Field(
+        default=None,
+        pattern=r"^[a-z][a-z0-9_-]{0,31}$",
+        description="The client that asked, recorded on the run (e.g. `telegram`, `console`).",
+        examples=["telegram"],
+    )
 
     def ask(self) -> Ask:
         """The request in the run logic's terms."""
-        return Ask(question=self.question, top_k=self.top_k, mode=self.mode, user_id=self.user_id)
+        return Ask(
+            question=self.question,
+            top_k=self.top_k,
+            mode=self.mode,
+            user_id=self.user_id,
+            channel=self.channel,
+        )
 
 
 class RunAccepted(BaseModel):

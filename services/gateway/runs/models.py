@@ -115,6 +115,9 @@ class RunRecord(BaseModel):
     question: str
     top_k: int
     mode: str
+    channel: str | None = Field(
+        default=None, description="The client that asked, when it said (e.g. `telegram`)."
+    )
     created_at_ms: int
     updated_at_ms: int
     attempts: int = 0

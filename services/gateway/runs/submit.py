@@ -35,12 +35,15 @@ class Ask:
     top_k: int | None
     mode: str
     user_id: str | None = None  # sticky canary routing; not part of the fingerprint when unset
+    channel: str | None = None  # the client that asked; not part of the fingerprint when unset
 
     def fingerprint(self) -> dict[str, object]:
-        # A request without a user id fingerprints as it did before user ids existed.
+        # A request without a user id or channel fingerprints as it did before they
+        # existed, so a request retried across the upgrade still matches its key.
         fields = asdict(self)
-        if fields["user_id"] is None:
-            del fields["user_id"]
+        for optional in ("user_id", "channel"):
+            if fields[optional] is None:
+                del fields[optional]
         return fields
 
 
@@ -110,6 +113,7 @@ async def submit(
         question=ask.question,
         top_k=top_k,
         mode=mode,
+        channel=ask.channel,
         created_at_ms=created_at,
         updated_at_ms=created_at,
         path=chosen.path,
