@@ -153,7 +153,7 @@ def search_request(
     record: RunRecord, *, candidate_depth: int, budget_ms: int
 ) -> retriever_pb2.SearchRequest:
     return retriever_pb2.SearchRequest(
-        query=record.question,
+        query=record.standalone_query,
         tenant=record.tenant,
         access_groups=record.access_groups,
         top_k=record.top_k,
@@ -203,7 +203,7 @@ def generate_request(
     record: RunRecord, passages: Sequence[PackedPassage]
 ) -> generator_pb2.GenerateRequest:
     return generator_pb2.GenerateRequest(
-        question=record.question,
+        question=record.standalone_query,
         run_id=record.id,
         passages=[
             generator_pb2.Passage(

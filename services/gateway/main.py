@@ -17,9 +17,10 @@ from fastapi.responses import HTMLResponse
 from ragway import __version__
 from services.gateway.api import errors
 from services.gateway.api.guard import ApiGuard
-from services.gateway.api.routes import ask, health, runs
+from services.gateway.api.routes import ask, conversations, health, runs
 from services.gateway.auth import KeyRegistry
 from services.gateway.clients import ServiceClients
+from services.gateway.runs.conversations import ConversationStore
 from services.gateway.runs.executor import RunExecutor
 from services.gateway.runs.queue import RunQueue
 from services.gateway.runs.store import RunStore
@@ -51,12 +52,15 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
             breaker_cooldown_s=settings.breaker_cooldown_s,
         )
         app.state.store = RunStore(client)
+        app.state.conversations = ConversationStore(client)
         app.state.clients = clients
         stop = asyncio.Event()
         executor_task = None
         if with_executor:
             consumer = f"{socket.gethostname()}-{os.getpid()}"
-            executor = RunExecutor(app.state.store, clients, settings)
+            executor = RunExecutor(
+                app.state.store, clients, settings, conversations=app.state.conversations
+            )
             queue = RunQueue(
                 app.state.store,
                 executor.execute,
@@ -84,6 +88,7 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
     errors.install(app)
     app.include_router(runs.router)
     app.include_router(ask.router)
+    app.include_router(conversations.router)
     app.include_router(health.router)
     app.add_middleware(ApiGuard, registry=registry, max_body_bytes=settings.max_body_bytes)
 

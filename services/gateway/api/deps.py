@@ -8,6 +8,7 @@ from fastapi import Depends, Request
 
 from services.gateway.auth import Principal
 from services.gateway.clients import ServiceClients
+from services.gateway.runs.conversations import ConversationStore
 from services.gateway.runs.store import RunStore
 from services.gateway.settings import GatewaySettings
 
@@ -22,6 +23,11 @@ def _store(request: Request) -> RunStore:
     return store
 
 
+def _conversations(request: Request) -> ConversationStore:
+    conversations: ConversationStore = request.app.state.conversations
+    return conversations
+
+
 def _settings(request: Request) -> GatewaySettings:
     settings: GatewaySettings = request.app.state.settings
     return settings
@@ -34,5 +40,6 @@ def _clients(request: Request) -> ServiceClients:
 
 Caller = Annotated[Principal, Depends(_principal)]
 Store = Annotated[RunStore, Depends(_store)]
+Conversations = Annotated[ConversationStore, Depends(_conversations)]
 Settings = Annotated[GatewaySettings, Depends(_settings)]
 Clients = Annotated[ServiceClients, Depends(_clients)]

@@ -29,6 +29,7 @@ from ragway.v1 import generator_pb2, retriever_pb2
 from services.gateway import clients
 from services.gateway.resilience import CircuitOpenError
 from services.gateway.runs.context import PackedPassage, known_citations, pack
+from services.gateway.runs.conversations import Turn
 from services.gateway.runs.events import (
     AnswerCompleted,
     AnswerDelta,
@@ -64,6 +65,12 @@ class ExecutorStore(Protocol):
     async def cancel_requested(self, run_id: str) -> bool: ...
 
 
+class TurnLog(Protocol):
+    """Where a finished run of a conversation adds its turn (runs/conversations.py)."""
+
+    async def append(self, conversation_id: str, turn: Turn, ttl_s: int) -> bool: ...
+
+
 class Backends(Protocol):
     """What the executor needs of the retriever and the generator (clients.py)."""
 
@@ -88,10 +95,17 @@ class RunFailedError(Exception):
 
 
 class RunExecutor:
-    def __init__(self, store: ExecutorStore, backends: Backends, settings: GatewaySettings) -> None:
+    def __init__(
+        self,
+        store: ExecutorStore,
+        backends: Backends,
+        settings: GatewaySettings,
+        conversations: TurnLog | None = None,
+    ) -> None:
         self._store = store
         self._backends = backends
         self._settings = settings
+        self._conversations = conversations
 
     async def execute(self, run_id: str) -> None:
         record = await self._store.get(run_id)
@@ -270,6 +284,7 @@ class RunExecutor:
         await self._store.finish(
             record, event, record_ttl_s=s.record_retention_s, event_ttl_s=s.event_retention_s
         )
+        await self._add_turn(record)
         log.info(
             "run finished",
             extra={
@@ -279,6 +294,33 @@ class RunExecutor:
                 "total_ms": record.timings_ms.get("total"),
             },
         )
+
+    async def _add_turn(self, record: RunRecord) -> None:
+        """A succeeded run of a conversation becomes its next turn (once per run id)."""
+        if (
+            self._conversations is None
+            or record.conversation_id is None
+            or record.status is not RunStatus.SUCCEEDED
+        ):
+            return
+        turn = Turn(
+            run_id=record.id,
+            question=record.question,
+            query=record.standalone_query,
+            rewrite_rule=record.rewrite_rule or "first",
+            answer=record.answer or "",
+            refused=bool(record.refused),
+            source_ids=[c.source_id for c in record.citations],
+            at_ms=record.updated_at_ms,
+        )
+        added = await self._conversations.append(
+            record.conversation_id, turn, self._settings.conversation_ttl_s
+        )
+        if not added:
+            log.info(
+                "turn not added: conversation expired or turn already there",
+                extra={"run_id": record.id, "conversation_id": record.conversation_id},
+            )
 
 
 def _rpc_failure(service: str, exc: grpc.aio.AioRpcError) -> RunFailedError:
