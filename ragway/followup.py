@@ -13,6 +13,8 @@ did not give. In order:
   entity of the same kind replaced (or the correction appended).
 - ``contrast``    "what about Business?", "and on Starter?", "same for guests?":
   the previous query with the entity of the same kind replaced by the new one.
+  A phrase of no known kind without a preposition ("what about the audit log?")
+  replaces the previous query's subject instead.
 - ``ellipsis``    the same forms when the previous query has no entity of that
   kind: the new qualifier is appended to the previous query.
 - ``pronoun``     "is it included?", "how long does that take?": the pronoun is
@@ -233,6 +235,10 @@ class RuleRewriter:
             if done == kinds:
                 return Rewrite(question, replaced, rule)
             last = replaced
+        subject = _subject(last)
+        if not found and prep is None and rule == "contrast" and subject:
+            # "what about the audit log?": the same question, about another subject.
+            return Rewrite(question, last.replace(subject, new, 1), rule)
         # Nothing of that kind to replace: the new qualifier is added to the query.
         body = last.rstrip("?.! ")
         joiner = prep or ("on" if found and found[0].kind == "platform" else "for")

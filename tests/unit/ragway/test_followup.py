@@ -61,6 +61,12 @@ TRASH = "How long do deleted files stay in the trash?"
         ),
         (TRASH, "can I restore them?", "can I restore deleted files?", "pronoun"),
         (
+            "How long is saved meeting chat kept?",
+            "what about the audit log?",
+            "How long is audit log kept?",
+            "contrast",
+        ),
+        (
             "Is SSO available on Starter?",
             "is it included on Business?",
             "is SSO included on Business?",
