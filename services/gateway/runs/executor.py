@@ -189,6 +189,7 @@ class RunExecutor:
                 sources=record.sources,
                 degraded=record.degraded,
                 timings_ms={k: v for k, v in record.timings_ms.items() if k.startswith("retriev")},
+                query=record.rewritten_query,
             ),
         )
         return packed

@@ -78,6 +78,9 @@ def test_a_follow_up_is_searched_and_answered_as_its_standalone_query() -> None:
     assert second.question == "what about Business?"
     assert second.rewritten_query == "How many people can be in a huddle on Business?"
     assert second.rewrite_rule == "contrast"
+    [retrieval] = store.data(second.id, "retrieval.completed")
+    assert retrieval["query"] == second.rewritten_query
+    assert "query" not in store.data(first.id, "retrieval.completed")[0]
     turns = conversations.turn_lists[first.conversation_id or ""]
     assert [t.query for t in turns] == [FIRST, second.rewritten_query]
 
