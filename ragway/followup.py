@@ -284,7 +284,8 @@ def _leans_on_previous(question: str) -> bool:
 
 def _subject(query: str) -> str:
     """The previous query's subject: its longest run of consecutive content words
-    that are not entities (the first such run on a tie), e.g. "deleted files"."""
+    that are not entities, e.g. "deleted files"; on a tie the later one, as the object
+    of a question comes after its verb ("resume a stream" -> "stream")."""
     spans = {(e.start, e.end) for e in entities(query)}
     best: list[str] = []
     run: list[str] = []
@@ -292,12 +293,12 @@ def _subject(query: str) -> str:
         word = m.group(0)
         in_entity = any(s <= m.start() < e for s, e in spans)
         if word.lower() in _STOP or word.lower() in _VERBS or in_entity:
-            if len(run) > len(best):
+            if run and len(run) >= len(best):
                 best = run
             run = []
         else:
             run.append(word)
-    if len(run) > len(best):
+    if run and len(run) >= len(best):
         best = run
     return " ".join(best)
 

@@ -60,6 +60,7 @@ TRASH = "How long do deleted files stay in the trash?"
             "ellipsis",
         ),
         (TRASH, "can I restore them?", "can I restore deleted files?", "pronoun"),
+        ("How do I resume a stream?", "can I cancel it?", "can I cancel stream?", "pronoun"),
         (
             "How long is saved meeting chat kept?",
             "what about the audit log?",
