@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -231,6 +232,59 @@ def answers(
             }
             for s in scores
         ],
+    }
+    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    console.print(table)
+    console.print(f"report: {out}/report.md, report.json")
+
+
+@eval_app.command("conversations")
+def conversations(
+    qa: Annotated[
+        Path,
+        typer.Option(help="Dialogue file (YAML, see ragway_tools/evaluation/conversations.py)"),
+    ] = Path("eval/helpcentre/followups.yaml"),
+    gateway: GatewayOpt = None,
+    output: Annotated[Path | None, typer.Option(help="Report folder")] = None,
+) -> None:
+    """Follow-up correctness per turn: each dialogue asked in one conversation (rewriting)
+    and each turn asked alone (the baseline), per split and per kind of follow-up."""
+    from ragway_tools.evaluation import conversations as dialogues
+    from ragway_tools.evaluation.answer_run import AskError
+    from ragway_tools.evaluation.answer_run import gateway as open_gateway
+    from ragway_tools.evaluation.qa import QAFileError
+    from ragway_tools.launcher import LaunchError
+
+    try:
+        data = dialogues.load_dialogues(qa)
+    except QAFileError as exc:
+        raise fail(str(exc)) from None
+    out = output or Path("var/eval") / data.qa.name / "conversations"
+    try:
+        with progress_bar() as progress:
+            start = progress.add_task("starting", total=None)
+            with open_gateway(gateway, qa=data.qa) as (url, _):
+                progress.remove_task(start)
+                runs = {}
+                for mode in ("rewrite", "no_rewrite"):
+                    task = progress.add_task(mode, total=len(data.dialogues))
+                    runs[mode] = dialogues.ask_dialogues(
+                        url,
+                        data,
+                        rewrite=mode == "rewrite",
+                        on_dialogue=partial(progress.advance, task),
+                    )
+    except (LaunchError, AskError) as exc:
+        raise fail(str(exc), 1) from None
+    summary = dialogues.summarize(runs["rewrite"], runs["no_rewrite"])
+    table = dialogues.render(summary)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.md").write_text(table)
+    report = {
+        "qa": data.qa.name,
+        "gateway": gateway or "private stack",
+        "summary": summary,
+        "turns": {mode: dialogues.turn_rows(results) for mode, results in runs.items()},
     }
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     console.print(table)

@@ -35,7 +35,7 @@ An item with ``fact: null`` must be refused (unanswerable for this caller).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -84,16 +84,23 @@ def load_qa(path: Path) -> QASet:
         raise QAFileError(f"{path}: invalid YAML: {exc}") from exc
     if not isinstance(raw, dict) or not isinstance(raw.get("items"), list) or not raw["items"]:
         raise QAFileError(f"{path}: needs a non-empty 'items' list")
-    callers = raw.get("callers") or {"public": "rgw-demo-public-key"}
-    if not isinstance(callers, dict) or not all(isinstance(v, str) for v in callers.values()):
-        raise QAFileError(f"{path}: 'callers' maps caller names to API keys")
+    shell = set_options(path, raw)
     items, seen = [], set()
     for n, entry in enumerate(raw["items"], start=1):
-        item = _item(path, n, entry, callers)
+        item = _item(path, n, entry, shell.callers)
         if item.id in seen:
             raise QAFileError(f"{path}: item {n}: duplicate id {item.id!r}")
         seen.add(item.id)
         items.append(item)
+    return replace(shell, items=tuple(items))
+
+
+def set_options(path: Path, raw: dict[str, Any]) -> QASet:
+    """The set-level keys of a QA file (callers, knowledge base, keys), with no items;
+    shared with the dialogue files of evaluation/conversations.py."""
+    callers = raw.get("callers") or {"public": "rgw-demo-public-key"}
+    if not isinstance(callers, dict) or not all(isinstance(v, str) for v in callers.values()):
+        raise QAFileError(f"{path}: 'callers' maps caller names to API keys")
     kb = raw.get("knowledge_base") or []
     if isinstance(kb, str):
         kb = [kb]
@@ -109,12 +116,17 @@ def load_qa(path: Path) -> QASet:
         raise QAFileError(f"{path}: api_keys file {api_keys} does not exist")
     return QASet(
         name=path.stem,
-        items=tuple(items),
+        items=(),
         callers={str(k): str(v) for k, v in callers.items()},
         deprecated_documents=frozenset(str(d) for d in raw.get("deprecated_documents") or []),
         knowledge_base=folders,
         api_keys=api_keys,
     )
+
+
+def parse_item(path: Path, n: int, entry: Any, callers: dict[str, str]) -> QAItem:
+    """One QA item (the ``items`` entry format), e.g. a turn of a dialogue file."""
+    return _item(path, n, entry, callers)
 
 
 def _alternatives(where: str, fact: Any) -> tuple[str, ...]:

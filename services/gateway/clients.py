@@ -176,7 +176,7 @@ def search_request(
     rerank: str = "default",
 ) -> retriever_pb2.SearchRequest:
     return retriever_pb2.SearchRequest(
-        query=record.question,
+        query=record.standalone_query,
         tenant=record.tenant,
         access_groups=record.access_groups,
         top_k=record.top_k,
@@ -232,7 +232,7 @@ def generate_request(
     min_support: float | None = None,
 ) -> generator_pb2.GenerateRequest:
     request = generator_pb2.GenerateRequest(
-        question=record.question,
+        question=record.standalone_query,
         run_id=record.id,
         max_output_tokens=max_output_tokens,
         passages=[

@@ -23,12 +23,13 @@ from services.gateway import metrics
 from services.gateway.api import errors
 from services.gateway.api.cors import Cors
 from services.gateway.api.guard import ApiGuard
-from services.gateway.api.routes import admin, ask, health, runs
+from services.gateway.api.routes import admin, ask, conversations, health, runs
 from services.gateway.auth import KeyRegistry
 from services.gateway.clients import ServiceClients
 from services.gateway.paths.control import PathControl
 from services.gateway.paths.store import PathStore
 from services.gateway.ratelimit import RateLimiter
+from services.gateway.runs.conversations import ConversationStore
 from services.gateway.runs.executor import RunExecutor
 from services.gateway.runs.queue import RunQueue
 from services.gateway.runs.store import RunStore
@@ -69,6 +70,7 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
             breaker_cooldown_s=settings.breaker_cooldown_s,
         )
         app.state.store = RunStore(client)
+        app.state.conversations = ConversationStore(client)
         app.state.clients = clients
         paths = PathControl(
             PathStore(client), clients.describe_build, record_ttl_s=settings.record_retention_s
@@ -81,7 +83,9 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
         )
         if with_executor:
             consumer = f"{socket.gethostname()}-{os.getpid()}"
-            executor = RunExecutor(app.state.store, clients, settings, paths)
+            executor = RunExecutor(
+                app.state.store, clients, settings, paths, conversations=app.state.conversations
+            )
             paths.attach_shadow(executor.shadow)
             queue = RunQueue(
                 app.state.store,
@@ -112,6 +116,7 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
     errors.install(app)
     app.include_router(runs.router)
     app.include_router(ask.router)
+    app.include_router(conversations.router)
     app.include_router(health.router)
     app.include_router(admin.router)
     app.add_middleware(

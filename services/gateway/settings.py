@@ -56,5 +56,10 @@ class GatewaySettings(ServiceSettings):
     event_retention_s: int = Field(default=24 * 3600, ge=60)
     record_retention_s: int = Field(default=7 * 24 * 3600, ge=60)
     idempotency_ttl_s: int = Field(default=24 * 3600, ge=60)
+    # Conversations (follow-up questions): kept this long after their last turn,
+    # and closed to new turns at these sizes (409: start a new conversation).
+    conversation_ttl_s: int = Field(default=24 * 3600, ge=60, le=90 * 24 * 3600)
+    conversation_max_turns: int = Field(default=50, ge=1, le=1000)
+    conversation_max_chars: int = Field(default=100_000, ge=1000, le=10_000_000)
     heartbeat_s: float = Field(default=15.0, gt=0, le=300)
     ask_timeout_s: float = Field(default=30.0, gt=0, le=600)

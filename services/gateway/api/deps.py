@@ -10,6 +10,7 @@ from services.gateway.api.errors import ApiError
 from services.gateway.auth import Principal
 from services.gateway.clients import ServiceClients
 from services.gateway.paths.control import PathControl
+from services.gateway.runs.conversations import ConversationStore
 from services.gateway.runs.store import RunStore
 from services.gateway.settings import GatewaySettings
 
@@ -22,6 +23,11 @@ def _principal(request: Request) -> Principal:
 def _store(request: Request) -> RunStore:
     store: RunStore = request.app.state.store
     return store
+
+
+def _conversations(request: Request) -> ConversationStore:
+    conversations: ConversationStore = request.app.state.conversations
+    return conversations
 
 
 def _settings(request: Request) -> GatewaySettings:
@@ -50,6 +56,7 @@ def _admin(request: Request) -> Principal:
 
 Caller = Annotated[Principal, Depends(_principal)]
 Store = Annotated[RunStore, Depends(_store)]
+Conversations = Annotated[ConversationStore, Depends(_conversations)]
 Settings = Annotated[GatewaySettings, Depends(_settings)]
 Clients = Annotated[ServiceClients, Depends(_clients)]
 Paths = Annotated[PathControl, Depends(_paths)]

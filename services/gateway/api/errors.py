@@ -15,6 +15,9 @@ from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from services.gateway.runs.errors import (
+    ConversationNotFound,
+    ConversationTooLarge,
+    ConversationTurnLimit,
     DependencyUnavailable,
     IdempotencyConflict,
     InvalidIdempotencyKey,
@@ -53,6 +56,9 @@ _STATUS: dict[type[RunError], tuple[int, str]] = {
     RunNotFound: (404, "run_not_found"),
     RunAlreadyFinished: (409, "run_finished"),
     RunWaitTimedOut: (504, "run_timeout"),
+    ConversationNotFound: (404, "conversation_not_found"),
+    ConversationTurnLimit: (409, "conversation_turn_limit"),
+    ConversationTooLarge: (409, "conversation_too_large"),
 }
 
 

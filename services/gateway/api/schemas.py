@@ -43,6 +43,13 @@ class RunRequest(BaseModel):
         description="The client that asked, recorded on the run (e.g. `telegram`, `console`).",
         examples=["telegram"],
     )
+    conversation_id: str | None = Field(
+        default=None,
+        description="Continue this conversation: the question is a follow-up, rewritten "
+        "into a standalone query from the earlier turns. Omitted: a new conversation, "
+        "whose id the response returns.",
+        examples=["conv_0f8c2b1e9d4a4c5e8b7a6d5c4b3a2f10"],
+    )
 
     def ask(self) -> Ask:
         """The request in the run logic's terms."""
@@ -52,6 +59,7 @@ class RunRequest(BaseModel):
             mode=self.mode,
             user_id=self.user_id,
             channel=self.channel,
+            conversation_id=self.conversation_id,
         )
 
 
@@ -61,6 +69,9 @@ class RunAccepted(BaseModel):
     created_at_ms: int
     run_url: str
     events_url: str
+    conversation_id: str | None = Field(
+        default=None, description="The conversation the run is a turn of."
+    )
 
 
 class CancelAccepted(BaseModel):
@@ -79,6 +90,12 @@ class AskResponse(BaseModel):
     build_id: str | None
     timings_ms: dict[str, float]
     degraded: list[Degradation]
+    conversation_id: str | None = Field(
+        default=None, description="The conversation: send it with the next question."
+    )
+    rewritten_query: str | None = Field(
+        default=None, description="For a follow-up: the standalone query searched for."
+    )
 
 
 class ErrorBody(BaseModel):

@@ -51,6 +51,35 @@ class RunAlreadyFinished(RunError):
         self.status = status
 
 
+class ConversationNotFound(RunError):
+    """No such conversation for this caller (expired, or another key's: the same answer)."""
+
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__(f"no conversation with id {conversation_id!r}")
+        self.conversation_id = conversation_id
+
+
+class ConversationTurnLimit(RunError):
+    def __init__(self, conversation_id: str, limit: int) -> None:
+        super().__init__(
+            f"conversation {conversation_id} has reached its limit of {limit} turns; "
+            "start a new conversation (omit conversation_id)"
+        )
+        self.conversation_id = conversation_id
+        self.limit = limit
+
+
+class ConversationTooLarge(RunError):
+    def __init__(self, conversation_id: str, chars: int, limit: int) -> None:
+        super().__init__(
+            f"conversation {conversation_id} holds {chars} characters; the limit is {limit}; "
+            "start a new conversation (omit conversation_id)"
+        )
+        self.conversation_id = conversation_id
+        self.chars = chars
+        self.limit = limit
+
+
 class RunWaitTimedOut(RunError):
     """A caller waited for the end of a run longer than it would."""
 

@@ -58,6 +58,17 @@ class RetrievalCompleted(RunEvent):
     timings_ms: dict[str, float] = Field(
         description="The gateway's `retrieve` time and the retriever's per-stage times."
     )
+    # Last, and only when set: a question asked as it is keeps the bytes it had.
+    query: str | None = Field(
+        default=None,
+        description="For a rewritten follow-up only: the standalone query searched for.",
+    )
+
+    def data(self) -> str:
+        fields = self.model_dump(mode="json")
+        if fields["query"] is None:
+            del fields["query"]
+        return json.dumps(fields)
 
 
 class AnswerDelta(RunEvent):

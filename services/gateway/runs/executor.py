@@ -31,6 +31,7 @@ from services.gateway.paths.models import PathConfig, default_path
 from services.gateway.resilience import CircuitOpenError
 from services.gateway.runs import tracing
 from services.gateway.runs.context import PackedPassage, known_citations, pack
+from services.gateway.runs.conversations import Turn
 from services.gateway.runs.events import (
     AnswerCompleted,
     AnswerDelta,
@@ -83,6 +84,12 @@ class ExecutorStore(Protocol):
     async def cancel_requested(self, run_id: str) -> bool: ...
 
 
+class TurnLog(Protocol):
+    """Where a finished run of a conversation adds its turn (runs/conversations.py)."""
+
+    async def append(self, conversation_id: str, turn: Turn, ttl_s: int) -> bool: ...
+
+
 class Backends(Protocol):
     """What the executor needs of the retriever and the generator (clients.py)."""
 
@@ -123,12 +130,14 @@ class RunExecutor:
         paths: PathHooks | None = None,
         *,
         retrieval_only: bool = False,
+        conversations: TurnLog | None = None,
     ) -> None:
         self._store = store
         self._backends = backends
         self._settings = settings
         self._paths = paths
         self._retrieval_only = retrieval_only  # shadows that compare ranked sources only
+        self._conversations = conversations
 
     async def execute(self, run_id: str, token: int) -> None:
         """Run it to its end, writing as the holder of lease ``token`` (runs/queue.py).
@@ -229,6 +238,7 @@ class RunExecutor:
                 sources=record.sources,
                 degraded=record.degraded,
                 timings_ms={k: v for k, v in record.timings_ms.items() if k.startswith("retriev")},
+                query=record.rewritten_query,
             ),
             token=token,
         )
@@ -344,6 +354,7 @@ class RunExecutor:
             event_ttl_s=s.event_retention_s,
         )
         metrics.observe_run(record)
+        await self._add_turn(record)
         log.info(
             "run finished",
             extra={
@@ -360,6 +371,33 @@ class RunExecutor:
                 await self._paths.finished(record)
             except Exception:  # the run is done; its experiment bookkeeping must not undo it
                 log.exception("experiment bookkeeping failed", extra={"run_id": record.id})
+
+    async def _add_turn(self, record: RunRecord) -> None:
+        """A succeeded run of a conversation becomes its next turn (once per run id)."""
+        if (
+            self._conversations is None
+            or record.conversation_id is None
+            or record.status is not RunStatus.SUCCEEDED
+        ):
+            return
+        turn = Turn(
+            run_id=record.id,
+            question=record.question,
+            query=record.standalone_query,
+            rewrite_rule=record.rewrite_rule or "first",
+            answer=record.answer or "",
+            refused=bool(record.refused),
+            source_ids=[c.source_id for c in record.citations],
+            at_ms=record.updated_at_ms,
+        )
+        added = await self._conversations.append(
+            record.conversation_id, turn, self._settings.conversation_ttl_s
+        )
+        if not added:
+            log.info(
+                "turn not added: conversation expired or turn already there",
+                extra={"run_id": record.id, "conversation_id": record.conversation_id},
+            )
 
     async def shadow(
         self, served: RunRecord, path: str, version: int, retrieval_only: bool = False

@@ -152,3 +152,19 @@ class RunRecord(BaseModel):
     shadow_of: str | None = Field(
         default=None, description="For a shadow run: the served run it shadows (never streamed)."
     )
+    conversation_id: str | None = Field(
+        default=None, description="The conversation this run is a turn of."
+    )
+    rewritten_query: str | None = Field(
+        default=None,
+        description="For a follow-up: the standalone query searched and answered for, "
+        "made from the question and the earlier turns (the question stays as asked).",
+    )
+    rewrite_rule: str | None = Field(
+        default=None, description="The rewriter rule that decided the query (ragway.followup)."
+    )
+
+    @property
+    def standalone_query(self) -> str:
+        """What the retriever searches for and the generator answers."""
+        return self.rewritten_query or self.question

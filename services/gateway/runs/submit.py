@@ -8,11 +8,21 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
+from ragway.followup import Rewrite, RuleRewriter
 from services.gateway.auth import Principal
 from services.gateway.paths.models import BASELINE, PathConfig
 from services.gateway.paths.routing import Route
 from services.gateway.resilience import CircuitOpenError
+from services.gateway.runs.conversations import (
+    CONVERSATION_ID,
+    ConversationMeta,
+    Turn,
+    new_conversation_id,
+)
 from services.gateway.runs.errors import (
+    ConversationNotFound,
+    ConversationTooLarge,
+    ConversationTurnLimit,
     DependencyUnavailable,
     InvalidIdempotencyKey,
     QuestionTooLong,
@@ -36,12 +46,13 @@ class Ask:
     mode: str
     user_id: str | None = None  # sticky canary routing; not part of the fingerprint when unset
     channel: str | None = None  # the client that asked; not part of the fingerprint when unset
+    conversation_id: str | None = None  # a follow-up's conversation; likewise
 
     def fingerprint(self) -> dict[str, object]:
-        # A request without a user id or channel fingerprints as it did before they
+        # A request without these optional fields fingerprints as it did before they
         # existed, so a request retried across the upgrade still matches its key.
         fields = asdict(self)
-        for optional in ("user_id", "channel"):
+        for optional in ("user_id", "channel", "conversation_id"):
             if fields[optional] is None:
                 del fields[optional]
         return fields
@@ -59,6 +70,16 @@ class SubmitStore(Protocol):
     async def get(self, run_id: str) -> RunRecord | None: ...
 
     async def request_cancel(self, run_id: str, ttl_s: int) -> None: ...
+
+
+class Conversations(Protocol):
+    """What submitting needs of the conversation store (runs/conversations.py)."""
+
+    async def open(self, conversation_id: str, tenant: str, key_id: str, ttl_s: int) -> None: ...
+
+    async def meta(self, conversation_id: str) -> ConversationMeta | None: ...
+
+    async def turns(self, conversation_id: str) -> list[Turn]: ...
 
 
 class Breakers(Protocol):
@@ -80,12 +101,16 @@ async def submit(
     caller: Principal,
     ask: Ask,
     idempotency_key: str | None,
+    conversations: Conversations | None = None,
     paths: Router | None = None,
 ) -> Created:
     """Store and queue the run, or return the earlier one of this idempotency key.
 
-    Raises QuestionTooLong, InvalidIdempotencyKey, DependencyUnavailable, or
-    (from the store) IdempotencyConflict.
+    With a conversation store, the run is a turn of the caller's conversation (a
+    new one when the ask names none) and a follow-up gets its standalone query.
+    Raises QuestionTooLong, InvalidIdempotencyKey, DependencyUnavailable,
+    ConversationNotFound, ConversationTurnLimit, ConversationTooLarge, or (from the
+    store) IdempotencyConflict.
     """
     if len(ask.question) > settings.max_question_chars:
         raise QuestionTooLong(len(ask.question), settings.max_question_chars)
@@ -103,6 +128,9 @@ async def submit(
         # The path sets the defaults; a caller's explicit top_k still wins.
         top_k = ask.top_k or path.top_k or settings.top_k
         mode = path.mode or ask.mode
+    conversation_id, rewrite = None, None
+    if conversations is not None:
+        conversation_id, rewrite = await _turn_of(conversations, settings, caller, ask)
     created_at = now_ms()
     record = RunRecord(
         id=new_run_id(),
@@ -121,6 +149,9 @@ async def submit(
         user_id=ask.user_id,
         experiment=chosen.experiment,
         shadow=chosen.shadow,
+        conversation_id=conversation_id,
+        rewritten_query=rewrite.query if rewrite is not None and rewrite.rewritten else None,
+        rewrite_rule=rewrite.rule if rewrite is not None else None,
     )
     return await store.create(
         record,
@@ -153,3 +184,39 @@ async def cancel(
         raise RunAlreadyFinished(run_id, record.status.value)
     await store.request_cancel(run_id, settings.record_retention_s)
     return record
+
+
+async def _turn_of(
+    conversations: Conversations, settings: GatewaySettings, caller: Principal, ask: Ask
+) -> tuple[str, Rewrite]:
+    """The conversation the run belongs to, and the query it searches for."""
+    if ask.conversation_id is None:
+        # A new conversation. Should the idempotency key replay an earlier run,
+        # this one stays empty and expires; the replayed run names its own.
+        conversation_id = new_conversation_id()
+        await conversations.open(
+            conversation_id, caller.tenant, caller.key_id, settings.conversation_ttl_s
+        )
+        return conversation_id, Rewrite(ask.question, ask.question, "first")
+    meta = await owned_conversation(conversations, caller, ask.conversation_id)
+    if meta.turn_count >= settings.conversation_max_turns:
+        raise ConversationTurnLimit(meta.id, settings.conversation_max_turns)
+    if meta.chars >= settings.conversation_max_chars:
+        raise ConversationTooLarge(meta.id, meta.chars, settings.conversation_max_chars)
+    previous = [turn.query for turn in await conversations.turns(meta.id)]
+    return meta.id, RuleRewriter().rewrite(ask.question, previous)
+
+
+async def owned_conversation(
+    conversations: Conversations, caller: Principal, conversation_id: str
+) -> ConversationMeta:
+    """The conversation, if it exists and belongs to the caller's tenant and key;
+    else ConversationNotFound (another key's answers like a missing one)."""
+    meta = (
+        await conversations.meta(conversation_id)
+        if CONVERSATION_ID.match(conversation_id)
+        else None
+    )
+    if meta is None or meta.tenant != caller.tenant or meta.key_id != caller.key_id:
+        raise ConversationNotFound(conversation_id)
+    return meta

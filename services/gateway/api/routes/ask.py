@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header
 
-from services.gateway.api.deps import Caller, Clients, Paths, Settings, Store
+from services.gateway.api.deps import Caller, Clients, Conversations, Paths, Settings, Store
 from services.gateway.api.errors import ApiError
 from services.gateway.api.routes.runs import ERRORS
 from services.gateway.api.schemas import AskResponse, ErrorBody, RunRequest
@@ -22,7 +22,10 @@ router = APIRouter(prefix="/v1", tags=["ask"])
     response_model=AskResponse,
     responses={
         **ERRORS,
-        409: {"model": ErrorBody, "description": "The run was cancelled"},
+        409: {
+            "model": ErrorBody,
+            "description": "The run was cancelled, or the conversation is at its limit",
+        },
         502: {"model": ErrorBody},
         504: {"model": ErrorBody},
     },
@@ -35,12 +38,14 @@ async def ask(
     settings: Settings,
     clients: Clients,
     paths: Paths,
+    conversations: Conversations,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> AskResponse:
     """Runs the same durable run as `POST /v1/runs` and waits for its end (up to the ask
-    timeout). A 504 names the run id, which stays readable at `/v1/runs/{id}`."""
+    timeout). A 504 names the run id, which stays readable at `/v1/runs/{id}`.
+    Send the returned `conversation_id` with a follow-up question."""
     created = await submit(
-        store, settings, clients, caller, body.ask(), idempotency_key, paths=paths
+        store, settings, clients, caller, body.ask(), idempotency_key, conversations, paths=paths
     )
     # The events themselves are not needed: the record holds the outcome.
     async for _ in follow(store, created.run_id, "0-0", timeout_s=settings.ask_timeout_s):
@@ -61,4 +66,6 @@ async def ask(
         build_id=record.build_id,
         timings_ms=record.timings_ms,
         degraded=record.degraded,
+        conversation_id=record.conversation_id,
+        rewritten_query=record.rewritten_query,
     )

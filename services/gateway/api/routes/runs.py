@@ -9,7 +9,7 @@ import anyio
 from fastapi import APIRouter, Header, Query, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from services.gateway.api.deps import Caller, Clients, Paths, Settings, Store
+from services.gateway.api.deps import Caller, Clients, Conversations, Paths, Settings, Store
 from services.gateway.api.errors import ApiError
 from services.gateway.api.schemas import CancelAccepted, ErrorBody, RunAccepted, RunRequest
 from services.gateway.runs.events import StreamClosing
@@ -40,6 +40,7 @@ CURSOR_SCHEMA: dict[str, object] = {
     responses={
         200: {"model": RunAccepted, "description": "Replay of an idempotent request"},
         **ERRORS,
+        409: {"model": ErrorBody, "description": "The conversation is at its turn or size limit"},
     },
     summary="Start a run",
 )
@@ -50,6 +51,7 @@ async def create_run(
     settings: Settings,
     clients: Clients,
     paths: Paths,
+    conversations: Conversations,
     response: Response,
     idempotency_key: Annotated[
         str | None,
@@ -64,9 +66,11 @@ async def create_run(
 
     With an `Idempotency-Key`, a retried request returns the first run (status 200,
     `Idempotent-Replayed: true`); the same key with a different body is a 422.
+    With `conversation_id` the question is a follow-up of that conversation (404 if it is
+    not the caller's); without, a new conversation starts. Its id is in the response.
     """
     created = await submit(
-        store, settings, clients, caller, body.ask(), idempotency_key, paths=paths
+        store, settings, clients, caller, body.ask(), idempotency_key, conversations, paths=paths
     )
     record = await owned_run(store, caller, created.run_id)
     if not created.created:
@@ -79,6 +83,7 @@ async def create_run(
         created_at_ms=record.created_at_ms,
         run_url=f"/v1/runs/{record.id}",
         events_url=f"/v1/runs/{record.id}/events",
+        conversation_id=record.conversation_id,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import grpc
 
 from ragway.v1 import generator_pb2, retriever_pb2
+from services.gateway.runs.conversations import ConversationMeta, Turn
 from services.gateway.runs.errors import IdempotencyConflict
 from services.gateway.runs.events import RunAcceptedEvent, RunEvent
 from services.gateway.runs.models import RunRecord, RunStatus, new_run_id, now_ms
@@ -265,3 +266,37 @@ class FakeGeneratorStub:
         call = self.calls[len(self.made)]
         self.made.append(call)
         return call
+
+
+class FakeConversations:
+    """The conversation store in memory: owner metadata and turns per conversation."""
+
+    def __init__(self) -> None:
+        self.metas: dict[str, ConversationMeta] = {}
+        self.turn_lists: dict[str, list[Turn]] = {}
+
+    async def open(self, conversation_id: str, tenant: str, key_id: str, ttl_s: int) -> None:
+        now = now_ms()
+        self.metas[conversation_id] = ConversationMeta(
+            id=conversation_id, tenant=tenant, key_id=key_id, created_at_ms=now, updated_at_ms=now
+        )
+        self.turn_lists[conversation_id] = []
+
+    async def meta(self, conversation_id: str) -> ConversationMeta | None:
+        meta = self.metas.get(conversation_id)
+        if meta is None:
+            return None
+        turns = self.turn_lists[conversation_id]
+        return meta.model_copy(
+            update={"turn_count": len(turns), "chars": sum(t.chars for t in turns)}
+        )
+
+    async def turns(self, conversation_id: str) -> list[Turn]:
+        return list(self.turn_lists.get(conversation_id, []))
+
+    async def append(self, conversation_id: str, turn: Turn, ttl_s: int) -> bool:
+        turns = self.turn_lists.get(conversation_id)
+        if turns is None or any(t.run_id == turn.run_id for t in turns):
+            return False
+        turns.append(turn)
+        return True

@@ -62,6 +62,8 @@ def test_the_data_line_is_json_dumps_of_the_fields_in_their_order() -> None:
             "timings_ms": {"retrieve": 1.5},
         }
     )
+    follow_up = retrieval.model_copy(update={"query": "How long on Enterprise?"})
+    assert json.loads(follow_up.data())["query"] == "How long on Enterprise?"
     assert AnswerDelta(text="Hi", index=0).data() == '{"text": "Hi", "index": 0}'
     assert (
         RunFailed(error=ErrorInfo(code="c", message="m")).data()
