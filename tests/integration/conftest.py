@@ -7,7 +7,9 @@ multi-tenant fixtures (tests/fixtures/kb/) are loaded through the retriever.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -61,6 +63,26 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     for part in ("gateway", "retriever", "generator"):
         text = (data / "logs" / f"{part}.log").read_text()
         assert "Traceback" not in text, f"{part} logged a traceback:\n{text[-4000:]}"
+
+
+@contextlib.contextmanager
+def own_redis(shared: Stack, data: Path, env: dict[str, str]) -> Iterator[Stack]:
+    """A stack with its own Redis (started) and settings, on the session's retriever and
+    generator: for tests that restart gateways or change gateway settings."""
+    config = StackConfig.on_free_ports(
+        data,
+        retriever_port=shared.config.retriever_port,
+        generator_port=shared.config.generator_port,
+        api_keys_file=FIXTURES / "api-keys.yaml",
+        extra_env=env,
+    )
+    s = Stack(config)
+    s.logs_dir.mkdir(parents=True)
+    try:
+        s.start_redis()
+        yield s
+    finally:
+        s.stop()
 
 
 @pytest.fixture

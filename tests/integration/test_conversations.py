@@ -11,9 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from ragway_tools.launcher import Stack, StackConfig, free_port
-from tests.conftest import FIXTURES
-from tests.integration.conftest import auth
+from ragway_tools.launcher import Stack, free_port
+from tests.integration.conftest import auth, own_redis
 
 FIRST = "What is the hotel limit per night in Europe?"
 FOLLOW_UP = "who must approve bookings above it?"
@@ -22,20 +21,8 @@ FOLLOW_UP = "who must approve bookings above it?"
 @pytest.fixture
 def own(stack: Stack, tmp_path: Path) -> Iterator[Stack]:
     """Its own Redis and gateways (three turns at most), the session's retriever and generator."""
-    config = StackConfig.on_free_ports(
-        tmp_path,
-        retriever_port=stack.config.retriever_port,
-        generator_port=stack.config.generator_port,
-        api_keys_file=FIXTURES / "api-keys.yaml",
-        extra_env={"RAGWAY_CONVERSATION_MAX_TURNS": "3"},
-    )
-    s = Stack(config)
-    s.logs_dir.mkdir(parents=True)
-    s.start_redis()
-    try:
+    with own_redis(stack, tmp_path, {"RAGWAY_CONVERSATION_MAX_TURNS": "3"}) as s:
         yield s
-    finally:
-        s.stop()
 
 
 def ask(api: httpx.Client, who: str, question: str, conversation_id: str | None = None) -> Any:

@@ -15,9 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ragway_tools.launcher import Stack, StackConfig
-from tests.conftest import FIXTURES
-from tests.integration.conftest import auth
+from ragway_tools.launcher import Stack
+from tests.integration.conftest import auth, own_redis
 from tests.integration.runs import QUESTION
 
 LIMITED = {"Authorization": "Bearer key-umbrella-limited"}
@@ -27,21 +26,9 @@ UNKNOWN_RUN = "/v1/runs/run_" + "0" * 32
 
 @pytest.fixture
 def limited(stack: Stack, tmp_path: Path) -> Iterator[Stack]:
-    config = StackConfig.on_free_ports(
-        tmp_path,
-        retriever_port=stack.config.retriever_port,
-        generator_port=stack.config.generator_port,
-        api_keys_file=FIXTURES / "api-keys.yaml",
-        extra_env={"RAGWAY_TENANT_REQUESTS_PER_MINUTE": "8"},
-    )
-    s = Stack(config)
-    s.logs_dir.mkdir(parents=True)
-    s.start_redis()
-    s.start_gateway()
-    try:
+    with own_redis(stack, tmp_path, {"RAGWAY_TENANT_REQUESTS_PER_MINUTE": "8"}) as s:
+        s.start_gateway()
         yield s
-    finally:
-        s.stop()
 
 
 def refused(resp: httpx.Response, policy: str) -> None:

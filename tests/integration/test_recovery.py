@@ -16,32 +16,19 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
-from ragway_tools.launcher import Stack, StackConfig
+from ragway_tools.launcher import Stack
 from services.gateway.runs.events import AnswerDelta, RunAcceptedEvent, RunStarted
 from services.gateway.runs.models import RunStatus
 from services.gateway.runs.store import RunStore, events_key, run_key
-from tests.conftest import FIXTURES
-from tests.integration.conftest import auth
+from tests.integration.conftest import auth, own_redis
 from tests.integration.runs import QUESTION, demo_record
 from tests.integration.sse import read_events, start_run
 
 
 @pytest.fixture
 def own(stack: Stack, tmp_path: Path) -> Iterator[Stack]:
-    config = StackConfig.on_free_ports(
-        tmp_path,
-        retriever_port=stack.config.retriever_port,
-        generator_port=stack.config.generator_port,
-        api_keys_file=FIXTURES / "api-keys.yaml",
-        extra_env={"RAGWAY_RUN_LEASE_S": "1", "RAGWAY_HEARTBEAT_S": "0.2"},
-    )
-    s = Stack(config)
-    s.logs_dir.mkdir(parents=True)
-    s.start_redis()
-    try:
+    with own_redis(stack, tmp_path, {"RAGWAY_RUN_LEASE_S": "1", "RAGWAY_HEARTBEAT_S": "0.2"}) as s:
         yield s
-    finally:
-        s.stop()
 
 
 async def accept_and_abandon(port: int) -> str:

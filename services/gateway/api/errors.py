@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from services.gateway.paths import errors as path_errors
 from services.gateway.runs.errors import (
     ConversationNotFound,
     ConversationTooLarge,
@@ -71,6 +72,17 @@ def http_error(exc: RunError) -> ApiError:
     return ApiError(status, code, str(exc), headers)
 
 
+_PATH_STATUS: dict[type[path_errors.PathError], tuple[int, str]] = {
+    path_errors.InvalidPathName: (422, "invalid_path_name"),
+    path_errors.UnknownPath: (404, "unknown_path"),
+    path_errors.UnknownBuild: (422, "unknown_build"),
+    path_errors.RetrieverUnavailable: (503, "retriever_unavailable"),
+    path_errors.CanaryRunning: (409, "canary_running"),
+    path_errors.NoCanary: (409, "no_canary"),
+    path_errors.InvalidCandidate: (422, "invalid_candidate"),
+}
+
+
 def _validation_message(exc: RequestValidationError) -> str:
     parts = []
     for err in exc.errors():
@@ -91,6 +103,12 @@ def install(app: FastAPI) -> None:
     async def _run_error(_: Request, exc: RunError) -> JSONResponse:
         error = http_error(exc)
         return error_response(error.status, error.code, error.message, error.headers)
+
+    @app.exception_handler(path_errors.PathError)
+    async def _path_error(_: Request, exc: path_errors.PathError) -> JSONResponse:
+        # Paths and canary refusals (the admin API) map here like the run logic's.
+        status, code = _PATH_STATUS[type(exc)]
+        return error_response(status, code, str(exc))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

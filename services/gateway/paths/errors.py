@@ -1,4 +1,4 @@
-"""Why a path or canary command is refused; the admin routes map each to HTTP."""
+"""Why a path or canary command is refused; api/errors.py maps each to HTTP."""
 
 from __future__ import annotations
 

@@ -167,6 +167,10 @@ class ExtractiveGenerator:
         cfg = self._config
         w = cfg.semantic_weight
         scored: list[ScoredUnit] = []
+        # A unit's terms (with its title, heading and context) do not depend on the part.
+        unit_terms = [
+            content_terms(f"{p.title} {p.section} {u.context} {u.text}") for p, u in candidates
+        ]
         for n, part in enumerate(question_parts):
             q_terms = content_terms(part.text)
             weights = _term_weights(q_terms, passage_terms)
@@ -192,8 +196,9 @@ class ExtractiveGenerator:
                 for i, vector in zip(focused, vectors, strict=True):
                     cosines[i] = max(cosines[i], float(vector @ part_vectors[n]))
             ordinal = _ordinal(part.text)
-            for (p, u), cos, text in zip(candidates, cosines, quotes, strict=True):
-                context_terms = content_terms(f"{p.title} {p.section} {u.context} {u.text}")
+            for (p, u), cos, text, context_terms in zip(
+                candidates, cosines, quotes, unit_terms, strict=True
+            ):
                 covered = sum(weights[t] for t in q_terms & context_terms)
                 coverage = covered / total_weight if total_weight else 0.0
                 support = w * float(np.clip(cos, 0.0, 1.0)) + (1 - w) * coverage

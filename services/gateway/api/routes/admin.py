@@ -8,9 +8,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from services.gateway.api.deps import AdminCaller, Paths
-from services.gateway.api.errors import ApiError
 from services.gateway.api.schemas import ErrorBody
-from services.gateway.paths import errors as e
 from services.gateway.paths.models import (
     CANDIDATE,
     CanaryMode,
@@ -26,21 +24,6 @@ router = APIRouter(prefix="/v1/admin", tags=["admin"])
 ERRORS: dict[int | str, dict[str, object]] = {
     s: {"model": ErrorBody} for s in (400, 401, 403, 404, 409, 422, 503)
 }
-
-_STATUS: dict[type[e.PathError], tuple[int, str]] = {
-    e.InvalidPathName: (422, "invalid_path_name"),
-    e.UnknownPath: (404, "unknown_path"),
-    e.UnknownBuild: (422, "unknown_build"),
-    e.RetrieverUnavailable: (503, "retriever_unavailable"),
-    e.CanaryRunning: (409, "canary_running"),
-    e.NoCanary: (409, "no_canary"),
-    e.InvalidCandidate: (422, "invalid_candidate"),
-}
-
-
-def _http(exc: e.PathError) -> ApiError:
-    status, code = _STATUS[type(exc)]
-    return ApiError(status, code, str(exc))
 
 
 class CanaryStart(BaseModel):
@@ -89,10 +72,7 @@ async def show_path(
     paths: Paths,
     version: Annotated[int | None, Query(ge=0, description="Default: the latest")] = None,
 ) -> PathConfig:
-    try:
-        return await paths.show(name, version)
-    except e.PathError as exc:
-        raise _http(exc) from exc
+    return await paths.show(name, version)
 
 
 @router.put(
@@ -104,10 +84,7 @@ async def show_path(
 async def set_path(name: str, body: PathOptions, _: AdminCaller, paths: Paths) -> PathConfig:
     """Validated first: a build the retriever does not know is a 422, and nothing is stored.
     Runs already routed keep the version they were given."""
-    try:
-        return await paths.set_path(name, body)
-    except e.PathError as exc:
-        raise _http(exc) from exc
+    return await paths.set_path(name, body)
 
 
 @router.get("/canary", response_model=CanaryStatus, responses=ERRORS, summary="Canary status")
@@ -126,16 +103,13 @@ async def canary_status(_: AdminCaller, paths: Paths) -> CanaryStatus:
 )
 async def start_canary(body: CanaryStart, _: AdminCaller, paths: Paths) -> CanaryState:
     """One experiment at a time (409 while one runs); the candidate must be a stored path."""
-    try:
-        return await paths.start(
-            CanaryMode(body.mode),
-            body.candidate,
-            body.percent,
-            body.gates,
-            retrieval_only=body.retrieval_only,
-        )
-    except e.PathError as exc:
-        raise _http(exc) from exc
+    return await paths.start(
+        CanaryMode(body.mode),
+        body.candidate,
+        body.percent,
+        body.gates,
+        retrieval_only=body.retrieval_only,
+    )
 
 
 @router.post(
@@ -143,10 +117,7 @@ async def start_canary(body: CanaryStart, _: AdminCaller, paths: Paths) -> Canar
 )
 async def stop_canary(_: AdminCaller, paths: Paths) -> CanaryState:
     """Everyone is served by the baseline again at their next run."""
-    try:
-        return await paths.stop()
-    except e.PathError as exc:
-        raise _http(exc) from exc
+    return await paths.stop()
 
 
 @router.post(
@@ -157,10 +128,7 @@ async def stop_canary(_: AdminCaller, paths: Paths) -> CanaryState:
 )
 async def canary_percent(body: CanaryPercent, _: AdminCaller, paths: Paths) -> CanaryState:
     """A step of the rollout: widening keeps the users already in on the candidate."""
-    try:
-        return await paths.set_percent(body.percent)
-    except e.PathError as exc:
-        raise _http(exc) from exc
+    return await paths.set_percent(body.percent)
 
 
 @router.post(
@@ -171,10 +139,7 @@ async def canary_percent(body: CanaryPercent, _: AdminCaller, paths: Paths) -> C
 )
 async def pause_canary(_: AdminCaller, paths: Paths) -> CanaryState:
     """Everyone is served by the baseline, and no run counts, until it is resumed."""
-    try:
-        return await paths.pause(True)
-    except e.PathError as exc:
-        raise _http(exc) from exc
+    return await paths.pause(True)
 
 
 @router.post(
@@ -184,10 +149,7 @@ async def pause_canary(_: AdminCaller, paths: Paths) -> CanaryState:
     summary="Resume a paused experiment",
 )
 async def resume_canary(_: AdminCaller, paths: Paths) -> CanaryState:
-    try:
-        return await paths.pause(False)
-    except e.PathError as exc:
-        raise _http(exc) from exc
+    return await paths.pause(False)
 
 
 @router.post(
@@ -198,10 +160,7 @@ async def resume_canary(_: AdminCaller, paths: Paths) -> CanaryState:
 )
 async def rollback_canary(_: AdminCaller, paths: Paths) -> CanaryState:
     """Stop the experiment, recorded as rolled back; the baseline serves everyone."""
-    try:
-        return await paths.rollback()
-    except e.PathError as exc:
-        raise _http(exc) from exc
+    return await paths.rollback()
 
 
 @router.post(
@@ -213,10 +172,7 @@ async def rollback_canary(_: AdminCaller, paths: Paths) -> CanaryState:
 async def promote_canary(_: AdminCaller, paths: Paths) -> PathConfig:
     """The candidate's tested version is stored as the baseline's next version and the
     experiment ends: everyone is served by it at their next run."""
-    try:
-        return await paths.promote()
-    except e.PathError as exc:
-        raise _http(exc) from exc
+    return await paths.promote()
 
 
 @router.get("/canary/report", response_model=Report, responses=ERRORS, summary="Compare the paths")
@@ -226,10 +182,7 @@ async def canary_report(
     since_ms: Annotated[int, Query(ge=0, description="Only runs finished after this")] = 0,
 ) -> Report:
     """The running (else the last) experiment: baseline against candidate, and its gates."""
-    try:
-        return await paths.report(since_ms)
-    except e.PathError as exc:
-        raise _http(exc) from exc
+    return await paths.report(since_ms)
 
 
 @router.post(
@@ -240,10 +193,7 @@ async def canary_report(
 )
 async def evaluate_canary(_: AdminCaller, paths: Paths) -> Evaluation:
     """What every finished run of the experiment triggers anyway, on demand."""
-    try:
-        report, state = await paths.evaluate()
-    except e.PathError as exc:
-        raise _http(exc) from exc
+    report, state = await paths.evaluate()
     return Evaluation(report=report, state=state)
 
 
