@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -37,10 +38,49 @@ class LaunchError(RuntimeError):
     """Something the user can fix: a taken port, a missing binary, a part that died."""
 
 
+# Ports this process handed out: a port is free until its server binds it, so two
+# calls in a row must never hand out the same one.
+_HANDED_OUT: set[int] = set()
+_LOWEST_PORT = 10_000
+
+
+def ephemeral_range() -> tuple[int, int]:
+    """The kernel's range for the local ports of outgoing connections."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default
+
+
 def free_port(host: str = "127.0.0.1") -> int:
+    """A port free now, distinct from every one handed out before, and outside the
+    ephemeral range.
+
+    The kernel's own choice (bind to port 0) lies inside the ephemeral range, where
+    any outgoing connection of any process (a health probe, a Redis client) may take
+    it as its local port before our server binds it: CI once lost a gateway start to
+    exactly that. Below the range nothing takes a port by chance.
+    """
+    low, _ = ephemeral_range()
+    candidates = list(range(_LOWEST_PORT, low))
+    random.shuffle(candidates)
+    for port in candidates:
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind((host, port))  # no SO_REUSEADDR: a port in TIME_WAIT is skipped too
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
+    # An ephemeral range reaching down to _LOWEST_PORT: the kernel's choice is all there is.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
-        return int(s.getsockname()[1])
+        port = int(s.getsockname()[1])
+    _HANDED_OUT.add(port)
+    return port
 
 
 @dataclass
