@@ -1,7 +1,7 @@
 """The default generator: answers with answer units copied from the numbered passages.
 
 It cannot invent a fact or a number, because every word it emits is a passage's.
-Each passage is read into *answer units* (``services/generator/units.py``): a
+Each passage is read into *answer units* (``ragway/units.py``): a
 sentence, a list item with its lead-in, a table row with its header cells and
 row key, a code line. The question is split into its parts and each part's
 kind of answer is recognised (``services/generator/question.py``). For each unit
@@ -39,6 +39,9 @@ import numpy.typing as npt
 from ragway.embedding import Embedder
 from ragway.question import AnswerType, QuestionPart, holds, parts
 from ragway.text import content_terms, stem, words
+from ragway.unit_vectors import embedding_text, unpack
+from ragway.units import Unit, units
+from services.generator import metrics
 from services.generator.backends.base import (
     Delta,
     Final,
@@ -48,7 +51,6 @@ from services.generator.backends.base import (
     RefusalReason,
     Verdict,
 )
-from services.generator.units import Unit, units
 
 MODEL = "extractive-v2"
 # How much less support a second or third part of a question needs (see select).
@@ -126,27 +128,67 @@ class ExtractiveGenerator:
         self._config = config or ExtractiveConfig()
         self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._cache_lock = threading.Lock()
-        self._units: OrderedDict[str, list[Unit]] = OrderedDict()
+        self._units: OrderedDict[str, tuple[list[Unit], list[Unit]]] = OrderedDict()
+        # Units embedded here rather than taken from the retriever (a counter for
+        # tests and the metrics): near zero when the retriever stores unit vectors.
+        self.embedded_units = 0
 
     @property
     def min_support(self) -> float:
         return self._config.min_support
 
     def _passage_units(self, p: Passage) -> list[Unit]:
+        """The units of a passage that may answer (very short sentences cannot)."""
+        return self._all_units(p)[1]
+
+    def _all_units(self, p: Passage) -> tuple[list[Unit], list[Unit]]:
+        """Every unit of the passage, and those that may answer; parsed once per text."""
         key = p.text
         with self._cache_lock:
             found = self._units.get(key)
         if found is None:
-            found = [
+            every = units(p.text)
+            kept = [
                 u
-                for u in units(p.text)
+                for u in every
                 if len(words(u.text)) >= self._config.min_words or u.kind in ("row", "item")
             ]
+            found = (every, kept)
             with self._cache_lock:
                 self._units[key] = found
                 while len(self._units) > 2_000:
                     self._units.popitem(last=False)
         return found
+
+    def _unit_vectors(self, candidates: list[tuple[Passage, Unit]]) -> npt.NDArray[np.float32]:
+        """The candidates' vectors: the retriever's, where it stored exactly these units
+        for this model (ragway/unit_vectors.py); embedded here for the others."""
+        stored: dict[int, npt.NDArray[np.float32] | None] = {}
+        for p, _ in candidates:
+            if p.number in stored:
+                continue
+            stored[p.number] = None
+            if p.unit_vectors:
+                texts = [embedding_text(p.title, p.section, u) for u in self._all_units(p)[0]]
+                stored[p.number] = unpack(p.unit_vectors, self._embedder.model_id, texts)
+        out = np.empty((len(candidates), self._embedder.dim), dtype=np.float32)
+        todo: list[int] = []
+        for i, (p, u) in enumerate(candidates):
+            vectors = stored[p.number]
+            if vectors is None:
+                todo.append(i)
+            else:
+                out[i] = vectors[u.position]
+        if todo:
+            texts = [
+                embedding_text(candidates[i][0].title, candidates[i][0].section, candidates[i][1])
+                for i in todo
+            ]
+            out[todo] = self._sentence_vectors(texts)
+        self.embedded_units += len(todo)
+        metrics.UNITS.labels("stored").inc(len(candidates) - len(todo))
+        metrics.UNITS.labels("embedded").inc(len(todo))
+        return out
 
     def score(self, question: str, passages: Sequence[Passage]) -> list[ScoredUnit]:
         """Every candidate unit with its support for each question part, best first."""
@@ -154,9 +196,7 @@ class ExtractiveGenerator:
         if not candidates:
             return []
         question_parts = parts(question)
-        # A unit is embedded with its heading and context: "Resuming a stream:
-        # Reconnect with the header…" matches "how do I resume a stream?" far better.
-        unit_vectors = self._sentence_vectors([_embedding_text(p, u) for p, u in candidates])
+        unit_vectors = self._unit_vectors(candidates)
         part_vectors = self._embedder.embed([q.text for q in question_parts])
         passage_terms = [content_terms(f"{p.title} {p.section} {p.text}") for p in passages]
         vocabulary = set().union(*passage_terms)
@@ -377,13 +417,6 @@ class ExtractiveGenerator:
             cited_passages=cited,
             evidence_score=best,
         )
-
-
-def _embedding_text(p: Passage, u: Unit) -> str:
-    head = p.section or p.title
-    if u.kind == "sentence":
-        return f"{head}: {u.text}"
-    return f"{head}: {u.context} {u.text}".strip()
 
 
 def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:
