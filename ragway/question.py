@@ -54,9 +54,10 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
         r"`[^`]+`|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[a-z]+(?:[._-][a-z0-9]+){1,}\b|"
         r"\b[A-Z]{2,}-\d{2,}\b|--[a-z][\w-]*",
     ),
-    # A count: a number that is not money ("$49" does not say how many people).
+    # A count: a number that is not money ("$49" does not say how many people) and
+    # not part of a name ("2SV", "Sev1", "MiniLM-L6", "NW-1190").
     AnswerType.NUMBER: re.compile(
-        r"(?<![$€£¥\d.,])\d[\d,.]*(?!\d)(?!\s?(?:USD|EUR|GBP)\b)|"
+        r"(?<![$€£¥\d.,\w-])\d[\d,.]*(?![\d\w])(?!-[A-Za-z])(?!\s?(?:USD|EUR|GBP)\b)|"
         r"\b(?:unlimited|one|two|three|four|five|six|seven|eight|nine|ten)\b",
         re.I,
     ),

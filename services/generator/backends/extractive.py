@@ -38,7 +38,8 @@ import numpy.typing as npt
 
 from ragway.embedding import Embedder
 from ragway.question import AnswerType, QuestionPart, holds, parts
-from ragway.text import content_terms, stem, words
+from ragway.text import content_terms as _content_terms
+from ragway.text import stem, words
 from ragway.unit_vectors import embedding_text, unpack
 from ragway.units import Unit, units
 from services.generator import metrics
@@ -65,6 +66,10 @@ _ORDINAL = re.compile(
     re.I,
 )
 _ITEM_NUMBER = re.compile(r"^\d{1,3}[.)]\s+")
+# A hyphen between letters joins words ("first-response", "co-hosts"), not an
+# identifier ("NW-1190"): read as the words, so "first-response target" meets
+# the column "First response".
+_WORD_HYPHEN = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")
 # Items a lead-in ("The following roles can export data:") is answered with.
 MAX_LISTED_ITEMS = 8
 POLICY_VERSION = "extractive-policy-2"
@@ -81,6 +86,9 @@ class ExtractiveConfig:
     words_per_delta: int = 4
     # How much holding (or lacking) the asked kind of value moves a unit's support.
     type_weight: float = 0.06
+    # How much lacking the asked kind of value costs (the question's wording can
+    # mislead: "how long can a PDF be" asks for pages, not a duration).
+    lack_weight: float = 0.03
     # How much a table row gains when the question names its row key ("Starter"),
     # and loses when the question names another row of the same table.
     key_weight: float = 0.06
@@ -100,7 +108,8 @@ class ExtractiveConfig:
             raise ValueError(f"semantic_weight must be in [0, 1], got {self.semantic_weight}")
         if self.max_sentences < 1:
             raise ValueError(f"max_sentences must be >= 1, got {self.max_sentences}")
-        for name in ("type_weight", "key_weight", "missing_weight", "missing_name_weight"):
+        weights = ("type_weight", "lack_weight", "key_weight", "missing_weight")
+        for name in (*weights, "missing_name_weight"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")
@@ -114,6 +123,7 @@ class ScoredUnit:
     support: float
     unit: Unit | None = None
     part: int = 0  # which part of the question it answers
+    coverage: float = 0.0  # the weighted share of the part's terms the unit contains
 
 
 # The name the LLM backends and older callers use.
@@ -247,10 +257,10 @@ class ExtractiveGenerator:
                 if ordinal is not None and u.kind == "item" and _item_number(u) == ordinal:
                     support += cfg.key_weight
                 if part.answer_type not in (AnswerType.ANY, AnswerType.NAME):
-                    # Lacking the asked kind costs half what holding it gains: the
-                    # question's wording ("how long can a PDF be") can mislead.
+                    # Lacking the asked kind costs less than holding it gains
+                    # (lack_weight): the question's wording can mislead.
                     holding = holds(text, part.answer_type)
-                    support += cfg.type_weight if holding else -cfg.type_weight / 2
+                    support += cfg.type_weight if holding else -cfg.lack_weight
                 if u.kind == "row":
                     key = content_terms(u.key)
                     if key and key & q_terms:
@@ -260,7 +270,7 @@ class ExtractiveGenerator:
                         # name no row has: "the API Plus add-on"): not this row.
                         support -= cfg.key_weight
                 support = float(np.clip(support, 0.0, 1.0))
-                scored.append(ScoredUnit(p, u.position, text, support, u, n))
+                scored.append(ScoredUnit(p, u.position, text, support, u, n, coverage))
         scored.sort(key=lambda x: (-x.support, x.passage.number, x.position, x.part))
         return scored
 
@@ -461,6 +471,11 @@ def _refusal(reason: RefusalReason, detail: str, evidence: float = 0.0) -> Final
         refusal_detail=detail,
         evidence_score=evidence,
     )
+
+
+def content_terms(text: str) -> set[str]:
+    """The content terms the selection compares: hyphenated words as their parts."""
+    return _content_terms(_WORD_HYPHEN.sub(" ", text))
 
 
 def _term_weights(terms: set[str], passage_terms: Sequence[set[str]]) -> dict[str, float]:

@@ -44,3 +44,12 @@ def test_holds_recognises_values() -> None:
     assert not holds("Deleted files stay in the trash.", AnswerType.DURATION)
     assert holds("Business — Price per seat: $11.75", AnswerType.AMOUNT)
     assert holds("Storage: 100 GB per seat", AnswerType.SIZE)
+
+
+def test_a_digit_inside_a_name_is_no_count() -> None:
+    # "If you have no codes, an Admin can turn off 2SV" states no count of codes:
+    # it outranked "Save your 12 recovery codes" for "how many recovery codes".
+    for name in ("turn off 2SV", "a Sev1 incident", "error NW-1190", "MiniLM-L6 model"):
+        assert not holds(name, AnswerType.NUMBER), name
+    for count in ("Save your 12 recovery codes", "up to 8 co-hosts", "2,000 members", "1.5 times"):
+        assert holds(count, AnswerType.NUMBER), count

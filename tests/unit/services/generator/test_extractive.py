@@ -251,3 +251,20 @@ def test_unit_vectors_of_another_model_are_not_used() -> None:
     scored = generator.score("How do I resume a stream?", stored)
     assert scored[0].passage.number == 2
     assert generator.embedded_units == len(counting.texts) - 1 > 0
+
+
+def test_a_hyphenated_question_word_meets_a_column_written_apart() -> None:
+    # "first-response target" asks for the "First response" column of the row: the
+    # answer names that cell, not every cell of the row.
+    table = Passage(
+        1,
+        "runbook#severity",
+        "runbook",
+        "Incident runbook",
+        "Severity levels",
+        "| Severity | Definition | First response |\n|---|---|---|\n"
+        "| Sev1 | Messaging down for many workspaces | 15 minutes |\n"
+        "| Sev2 | One feature degraded | 1 hour |",
+    )
+    best = GEN.score("What's the first-response target for a Sev1?", [table])[0]
+    assert best.text == "Sev1 — First response: 15 minutes"
