@@ -54,9 +54,10 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
         r"`[^`]+`|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[a-z]+(?:[._-][a-z0-9]+){1,}\b|"
         r"\b[A-Z]{2,}-\d{2,}\b|--[a-z][\w-]*",
     ),
-    # A count: a number that is not money ("$49" does not say how many people).
+    # A count: a number that is not money ("$49" does not say how many people) and
+    # not part of a name ("2SV", "Sev1", "MiniLM-L6", "NW-1190").
     AnswerType.NUMBER: re.compile(
-        r"(?<![$€£¥\d.,])\d[\d,.]*(?!\d)(?!\s?(?:USD|EUR|GBP)\b)|"
+        r"(?<![$€£¥\d.,\w-])\d[\d,.]*(?![\d\w])(?!-[A-Za-z])(?!\s?(?:USD|EUR|GBP)\b)|"
         r"\b(?:unlimited|one|two|three|four|five|six|seven|eight|nine|ten)\b",
         re.I,
     ),
@@ -74,7 +75,10 @@ def _any(*alternatives: str) -> re.Pattern[str]:
 
 # (pattern on the question, answer type): the first that matches wins.
 _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
-    (_any(r"how (?:long|soon|often|frequently|far back|old)"), AnswerType.DURATION),
+    (
+        _any(r"how (?:long|soon|often|frequently|far back|old|fast|quickly)", "response time"),
+        AnswerType.DURATION,
+    ),
     (
         _any(r"(?:how many|number of)\s+(?:days|hours|minutes|seconds|weeks|months|years)"),
         AnswerType.DURATION,
@@ -182,15 +186,38 @@ def answer_type(question: str) -> AnswerType:
     return AnswerType.ANY
 
 
+# "What's the minimum iOS version for the app and the minimum Chrome version for
+# the web client?": one question word asking for two things.
+_WHAT_THE = re.compile(r"^(what(?:'s| is| are)|which is|which are)\s+(?=the\b)", re.I)
+_AND_THE = re.compile(r",?\s+and\s+(?=the\s)", re.I)
+_ONE_THING = re.compile(r"\b(?:between|both|difference|compare[ds]?|versus|vs)\b", re.I)
+
+
+def _shared_question_word(question: str) -> list[str]:
+    """ "What's the A and the B" as ["What's the A", "What's the B"], else []."""
+    asked = _WHAT_THE.match(question)
+    if not asked or _ONE_THING.search(question):
+        return []
+    pieces = [p.strip(" ?,;") for p in _AND_THE.split(question)]
+    # Each side names its own thing ("the minimum iOS version for the app"), or the
+    # tail belongs to both ("What is the price and the storage of Pro?"): keep whole.
+    if len(pieces) != 2 or any(len(p.split()) < 5 for p in pieces):
+        return []
+    return [pieces[0], f"{asked.group(1)} {pieces[1]}"]
+
+
 def parts(question: str) -> list[QuestionPart]:
     """The question split into the parts a user expects each to be answered.
 
     Only a split whose pieces each look like a question of their own counts;
     "Can I export and delete my data?" stays whole, "How many seats does
-    Business include and how long are deleted files kept?" is two parts.
+    Business include and how long are deleted files kept?" is two parts, and so
+    is "What's the minimum iOS version and the minimum Chrome version?".
     """
     pieces = [p.strip(" ?,;") for p in _PART_SPLIT.split(question.strip())]
     pieces = [p for p in pieces if p]
+    if len(pieces) == 1:
+        pieces = _shared_question_word(question.strip()) or pieces
     if len(pieces) > 1 and all(_QUESTION_WORD.search(p) and len(p.split()) >= 3 for p in pieces):
         return [QuestionPart(p, answer_type(p)) for p in pieces[:3]]
     return [QuestionPart(question.strip(), answer_type(question))]

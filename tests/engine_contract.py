@@ -14,6 +14,7 @@ from typing import cast
 import pytest
 
 from ragway.embedding import OnnxMiniLMEmbedder
+from ragway.unit_vectors import embed_chunks, unit_texts, unpack
 from services.retriever.indexes import ChunkSource, DenseIndex, SparseIndex
 from services.retriever.model import OPEN_END, AccessScope, Candidate, ChunkRecord, Status
 
@@ -178,3 +179,27 @@ def test_a_sparse_index_hands_back_a_documents_chunks_within_its_tenant(engine: 
     ]
     assert index.document_chunks("acme", "no-such-document") == []
     assert index.document_chunks("globex", "restricted") == []  # acme's, not globex's
+
+
+def test_only_a_dense_index_keeps_each_chunks_unit_vectors(engine: Engine) -> None:
+    # The generator scores answer units with the vectors stored at write time
+    # (ragway/unit_vectors.py); a dense engine that dropped them would leave every
+    # cold question to embed its units again.
+    chunk = CORPUS[0]
+    blob = embed_chunks(EMBEDDER, [(chunk.title, chunk.section, chunk.text)])[0]
+    assert blob
+    engine.upsert([replace(chunk, unit_vectors=blob)])
+    if not engine.dense:
+        # The sparse schemas are fixed per build (tantivy's version, OpenSearch's
+        # strict mapping): they keep none, and fusion takes the dense record.
+        hits = engine.search(QUERY, SCOPE, limit=10)
+        assert [c.chunk.unit_vectors for c in hits if c.chunk.chunk_id == "visible#1"] == [b""]
+        return
+    engine.reopen()
+    found = {c.chunk.chunk_id: c.chunk for c in engine.search(QUERY, SCOPE, limit=10)}
+    assert found["visible#1"].unit_vectors == blob
+    texts = unit_texts(chunk.title, chunk.section, chunk.text)
+    vectors = unpack(found["visible#1"].unit_vectors, EMBEDDER.model_id, texts)
+    assert vectors is not None and vectors.shape == (len(texts), EMBEDDER.dim)
+    # A chunk written without unit vectors reads back without them.
+    assert found["unrelated#1"].unit_vectors == b""

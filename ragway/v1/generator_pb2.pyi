@@ -79,6 +79,7 @@ class Passage(_message.Message):
     TEXT_FIELD_NUMBER: _builtins.int
     URL_FIELD_NUMBER: _builtins.int
     RETRIEVAL_SCORE_FIELD_NUMBER: _builtins.int
+    UNIT_VECTORS_FIELD_NUMBER: _builtins.int
     number: _builtins.int
     """[n] as the answer cites it, 1-based"""
     source_id: _builtins.str
@@ -89,6 +90,10 @@ class Passage(_message.Message):
     text: _builtins.str
     url: _builtins.str
     retrieval_score: _builtins.float
+    unit_vectors: _builtins.bytes
+    """The passage's answer-unit vectors as the retriever stored them (SearchHit.
+    unit_vectors); used only when they match this generator's model and units.
+    """
     def __init__(
         self,
         *,
@@ -100,10 +105,11 @@ class Passage(_message.Message):
         text: _builtins.str = ...,
         url: _builtins.str = ...,
         retrieval_score: _builtins.float = ...,
+        unit_vectors: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["document_id", b"document_id", "number", b"number", "retrieval_score", b"retrieval_score", "section", b"section", "source_id", b"source_id", "text", b"text", "title", b"title", "url", b"url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["document_id", b"document_id", "number", b"number", "retrieval_score", b"retrieval_score", "section", b"section", "source_id", b"source_id", "text", b"text", "title", b"title", "unit_vectors", b"unit_vectors", "url", b"url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

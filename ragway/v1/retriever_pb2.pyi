@@ -131,6 +131,7 @@ class SearchRequest(_message.Message):
     BUDGET_MS_FIELD_NUMBER: _builtins.int
     AS_OF_UNIX_FIELD_NUMBER: _builtins.int
     BUILD_FIELD_NUMBER: _builtins.int
+    UNIT_VECTORS_FIELD_NUMBER: _builtins.int
     query: _builtins.str
     tenant: _builtins.str
     """Access scope: a chunk is visible when its tenant equals `tenant`, at least
@@ -151,6 +152,10 @@ class SearchRequest(_message.Message):
     """effective-date reference; 0 = now"""
     build: _builtins.str
     """build id or alias; empty = "live" """
+    unit_vectors: _builtins.bool
+    """Return each hit's answer-unit vectors (SearchHit.unit_vectors): the gateway
+    asks for them to hand them to the generator; other callers need not pay.
+    """
     @_builtins.property
     def access_groups(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -166,10 +171,11 @@ class SearchRequest(_message.Message):
         budget_ms: _builtins.int = ...,
         as_of_unix: _builtins.int = ...,
         build: _builtins.str = ...,
+        unit_vectors: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_groups", b"access_groups", "as_of_unix", b"as_of_unix", "budget_ms", b"budget_ms", "build", b"build", "candidate_depth", b"candidate_depth", "mode", b"mode", "query", b"query", "rerank", b"rerank", "tenant", b"tenant", "top_k", b"top_k"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_groups", b"access_groups", "as_of_unix", b"as_of_unix", "budget_ms", b"budget_ms", "build", b"build", "candidate_depth", b"candidate_depth", "mode", b"mode", "query", b"query", "rerank", b"rerank", "tenant", b"tenant", "top_k", b"top_k", "unit_vectors", b"unit_vectors"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -229,6 +235,7 @@ class SearchHit(_message.Message):
     SECTION_FIELD_NUMBER: _builtins.int
     SCORE_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
+    UNIT_VECTORS_FIELD_NUMBER: _builtins.int
     chunk_id: _builtins.str
     document_id: _builtins.str
     title: _builtins.str
@@ -239,6 +246,10 @@ class SearchHit(_message.Message):
     """heading path, " > " separated"""
     score: _builtins.float
     """the score of the last stage that ordered the list"""
+    unit_vectors: _builtins.bytes
+    """The chunk's answer units embedded at write time (layout: ragway/unit_vectors.py);
+    empty unless SearchRequest.unit_vectors was set and the build stored them.
+    """
     @_builtins.property
     def scores(self) -> Global___StageScores: ...
     def __init__(
@@ -253,10 +264,11 @@ class SearchHit(_message.Message):
         section: _builtins.str = ...,
         score: _builtins.float = ...,
         scores: Global___StageScores | None = ...,
+        unit_vectors: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["scores", b"scores"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunk_id", b"chunk_id", "document_id", b"document_id", "score", b"score", "scores", b"scores", "section", b"section", "text", b"text", "title", b"title", "url", b"url", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunk_id", b"chunk_id", "document_id", b"document_id", "score", b"score", "scores", b"scores", "section", b"section", "text", b"text", "title", b"title", "unit_vectors", b"unit_vectors", "url", b"url", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -185,6 +185,9 @@ def search_request(
         budget_ms=budget_ms,
         build=build,
         rerank=RERANK_MODES[rerank],
+        # The generator scores the passages' answer units with these instead of
+        # embedding them per question (ragway/unit_vectors.py).
+        unit_vectors=True,
     )
 
 
@@ -245,6 +248,7 @@ def generate_request(
                 text=p.hit.text,
                 url=p.hit.url,
                 retrieval_score=p.hit.score,
+                unit_vectors=p.hit.unit_vectors,
             )
             for p in passages
         ],

@@ -18,3 +18,11 @@ REFUSALS = Counter(
     ["reason"],
     registry=REGISTRY,
 )
+UNITS = Counter(
+    "ragway_generator_units",
+    "Answer units scored, by where their vectors came from: stored (embedded by the "
+    "retriever at write time) or embedded (here, per question: a build without unit "
+    "vectors, or a retriever of another model or version).",
+    ["source"],
+    registry=REGISTRY,
+)

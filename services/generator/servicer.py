@@ -67,6 +67,7 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
                 text=p.text,
                 url=p.url,
                 retrieval_score=p.retrieval_score,
+                unit_vectors=p.unit_vectors,
             )
             for p in request.passages
         ]

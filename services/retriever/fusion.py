@@ -31,6 +31,8 @@ def reciprocal_rank_fusion(
     for name, candidates in ranked_lists.items():
         for c in candidates:
             entry = fused.setdefault(c.chunk.chunk_id, Fused(chunk=c.chunk))
+            if c.chunk.unit_vectors and not entry.chunk.unit_vectors:
+                entry.chunk = c.chunk  # the dense engine's record carries the unit vectors
             entry.fused += 1.0 / (k + c.rank)
             entry.by_retriever[name] = (c.rank, c.score)
     # Ties (equal fused score) break on the best single rank, then chunk id,

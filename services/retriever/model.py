@@ -31,6 +31,10 @@ class ChunkRecord:
     title: str
     section: str
     text: str
+    # The answer units' vectors (ragway/unit_vectors.py), computed at write time and
+    # kept by the dense engines; empty where none were stored. Not part of a
+    # chunk's identity: a record read back from the sparse index has none.
+    unit_vectors: bytes = field(default=b"", repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("chunk_id", "document_id", "tenant"):

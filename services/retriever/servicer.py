@@ -8,6 +8,7 @@ come from the ``BuildAdmin`` mixin (services/retriever/admin.py).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from concurrent.futures import Executor
@@ -131,6 +132,7 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
                         rerank=h.rerank or 0.0,
                         reranked=h.rerank is not None,
                     ),
+                    unit_vectors=h.chunk.unit_vectors if request.unit_vectors else b"",
                 )
                 for h in outcome.hits
             ],
@@ -155,7 +157,15 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
         build = await self._open(request.build, context)
         origin = _ORIGIN.get(request.origin, Origin.PLAIN)
         done = await asyncio.get_running_loop().run_in_executor(
-            self._executor, writes.upsert, build, self._embedder, records, origin
+            self._executor,
+            functools.partial(
+                writes.upsert,
+                build,
+                self._embedder,
+                records,
+                origin,
+                unit_vectors=self._settings.unit_vectors,
+            ),
         )
         log.info("upserted", extra={"chunks": done.written, "build": build.build_id})
         return pb.UpsertResponse(
@@ -214,6 +224,7 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
                 groups=list(request.access_groups),
                 status=status,
                 origin=_ORIGIN.get(request.origin, Origin.PLAIN),
+                unit_vectors=self._settings.unit_vectors,
             )
 
         updated = await asyncio.get_running_loop().run_in_executor(self._executor, update)

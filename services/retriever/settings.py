@@ -24,6 +24,10 @@ class RetrieverSettings(ServiceSettings):
     default_top_k: int = Field(default=8, ge=1, le=100)
     default_candidate_depth: int = Field(default=50, ge=1, le=1000)
     default_budget_ms: int = Field(default=1000, ge=10, le=60_000)
+    # Embed every chunk's answer units at write time and keep them with its dense
+    # vector, so the generator need not embed them per question (the cold-run
+    # latency); costs about as much embedding again at write time (docs/ingestion.md).
+    unit_vectors: bool = True
     search_threads: int = Field(default=4, ge=1, le=64)
     shutdown_grace_s: float = Field(default=5.0, ge=0, le=120)
 

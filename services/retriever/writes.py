@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from ragway.embedding import Embedder
+from ragway.unit_vectors import embed_chunks
 from services.retriever.catalog import Build
 from services.retriever.indexes import ChunkSource
 from services.retriever.model import ChunkRecord, Status
@@ -53,11 +54,24 @@ def _skip_touched(build: Build, records: list[ChunkRecord], origin: Origin) -> l
     return [r for r in records if (r.tenant, r.document_id) not in build.touched]
 
 
+def with_unit_vectors(embedder: Embedder, records: Sequence[ChunkRecord]) -> list[ChunkRecord]:
+    """The records with their answer units embedded (ragway/unit_vectors.py)."""
+    blobs = embed_chunks(embedder, [(r.title, r.section, r.text) for r in records])
+    return [replace(r, unit_vectors=b) for r, b in zip(records, blobs, strict=True)]
+
+
 def upsert(
-    build: Build, embedder: Embedder, records: Sequence[ChunkRecord], origin: Origin
+    build: Build,
+    embedder: Embedder,
+    records: Sequence[ChunkRecord],
+    origin: Origin,
+    *,
+    unit_vectors: bool = True,
 ) -> Upserted:
     todo = _skip_touched(build, list(records), origin)
     vectors = embedder.embed([r.embedding_text for r in todo])
+    if unit_vectors:
+        todo = with_unit_vectors(embedder, todo)
     with build.write_lock:
         keep = _skip_touched(build, todo, origin)  # an incremental write may have landed meanwhile
         if len(keep) != len(todo):
@@ -97,6 +111,7 @@ def update_access(
     groups: Sequence[str],
     status: Status | None,
     origin: Origin,
+    unit_vectors: bool = True,
 ) -> int:
     """Rewrite a document's stored chunks with new groups and/or status; returns how many.
 
@@ -117,6 +132,8 @@ def update_access(
         ]
         if new:
             vectors = embedder.embed([r.embedding_text for r in new])
+            if unit_vectors:  # read back from the sparse index, which keeps none
+                new = with_unit_vectors(embedder, new)
             build.sparse.upsert(new)
             build.dense.upsert(new, vectors.tolist())
         if origin is Origin.INCREMENTAL:

@@ -78,4 +78,7 @@ def test_a_grounded_and_a_refused_run_move_the_counters_of_every_service(
         assert moved("retriever", "ragway_retriever_stage_duration_seconds_count", stage=stage) >= 2
 
     assert moved("generator", "ragway_generator_answers_total", verdict="grounded") >= 1
+    # The demo build stores every chunk's unit vectors: the generator embeds none.
+    assert moved("generator", "ragway_generator_units_total", source="stored") >= 1
+    assert moved("generator", "ragway_generator_units_total", source="embedded") == 0
     assert moved("generator", "ragway_generator_refusals_total", reason="weak_evidence") >= 1

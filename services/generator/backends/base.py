@@ -37,6 +37,9 @@ class Passage:
     text: str
     url: str = ""
     retrieval_score: float = 0.0
+    # The units' vectors as the retriever stored them (ragway/unit_vectors.py);
+    # empty when it sent none.
+    unit_vectors: bytes = field(default=b"", repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """The default generator: answers with answer units copied from the numbered passages.
 
 It cannot invent a fact or a number, because every word it emits is a passage's.
-Each passage is read into *answer units* (``services/generator/units.py``): a
+Each passage is read into *answer units* (``ragway/units.py``): a
 sentence, a list item with its lead-in, a table row with its header cells and
 row key, a code line. The question is split into its parts and each part's
 kind of answer is recognised (``services/generator/question.py``). For each unit
@@ -38,7 +38,11 @@ import numpy.typing as npt
 
 from ragway.embedding import Embedder
 from ragway.question import AnswerType, QuestionPart, holds, parts
-from ragway.text import content_terms, stem, words
+from ragway.text import content_terms as _content_terms
+from ragway.text import stem, words
+from ragway.unit_vectors import embedding_text, unpack
+from ragway.units import Unit, units
+from services.generator import metrics
 from services.generator.backends.base import (
     Delta,
     Final,
@@ -48,7 +52,6 @@ from services.generator.backends.base import (
     RefusalReason,
     Verdict,
 )
-from services.generator.units import Unit, units
 
 MODEL = "extractive-v2"
 # How much less support a second or third part of a question needs (see select).
@@ -63,6 +66,10 @@ _ORDINAL = re.compile(
     re.I,
 )
 _ITEM_NUMBER = re.compile(r"^\d{1,3}[.)]\s+")
+# A hyphen between letters joins words ("first-response", "co-hosts"), not an
+# identifier ("NW-1190"): read as the words, so "first-response target" meets
+# the column "First response".
+_WORD_HYPHEN = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")
 # Items a lead-in ("The following roles can export data:") is answered with.
 MAX_LISTED_ITEMS = 8
 POLICY_VERSION = "extractive-policy-2"
@@ -79,6 +86,9 @@ class ExtractiveConfig:
     words_per_delta: int = 4
     # How much holding (or lacking) the asked kind of value moves a unit's support.
     type_weight: float = 0.06
+    # How much lacking the asked kind of value costs (the question's wording can
+    # mislead: "how long can a PDF be" asks for pages, not a duration).
+    lack_weight: float = 0.03
     # How much a table row gains when the question names its row key ("Starter"),
     # and loses when the question names another row of the same table.
     key_weight: float = 0.06
@@ -98,7 +108,8 @@ class ExtractiveConfig:
             raise ValueError(f"semantic_weight must be in [0, 1], got {self.semantic_weight}")
         if self.max_sentences < 1:
             raise ValueError(f"max_sentences must be >= 1, got {self.max_sentences}")
-        for name in ("type_weight", "key_weight", "missing_weight", "missing_name_weight"):
+        weights = ("type_weight", "lack_weight", "key_weight", "missing_weight")
+        for name in (*weights, "missing_name_weight"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")
@@ -112,6 +123,7 @@ class ScoredUnit:
     support: float
     unit: Unit | None = None
     part: int = 0  # which part of the question it answers
+    coverage: float = 0.0  # the weighted share of the part's terms the unit contains
 
 
 # The name the LLM backends and older callers use.
@@ -126,27 +138,67 @@ class ExtractiveGenerator:
         self._config = config or ExtractiveConfig()
         self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._cache_lock = threading.Lock()
-        self._units: OrderedDict[str, list[Unit]] = OrderedDict()
+        self._units: OrderedDict[str, tuple[list[Unit], list[Unit]]] = OrderedDict()
+        # Units embedded here rather than taken from the retriever (a counter for
+        # tests and the metrics): near zero when the retriever stores unit vectors.
+        self.embedded_units = 0
 
     @property
     def min_support(self) -> float:
         return self._config.min_support
 
     def _passage_units(self, p: Passage) -> list[Unit]:
+        """The units of a passage that may answer (very short sentences cannot)."""
+        return self._all_units(p)[1]
+
+    def _all_units(self, p: Passage) -> tuple[list[Unit], list[Unit]]:
+        """Every unit of the passage, and those that may answer; parsed once per text."""
         key = p.text
         with self._cache_lock:
             found = self._units.get(key)
         if found is None:
-            found = [
+            every = units(p.text)
+            kept = [
                 u
-                for u in units(p.text)
+                for u in every
                 if len(words(u.text)) >= self._config.min_words or u.kind in ("row", "item")
             ]
+            found = (every, kept)
             with self._cache_lock:
                 self._units[key] = found
                 while len(self._units) > 2_000:
                     self._units.popitem(last=False)
         return found
+
+    def _unit_vectors(self, candidates: list[tuple[Passage, Unit]]) -> npt.NDArray[np.float32]:
+        """The candidates' vectors: the retriever's, where it stored exactly these units
+        for this model (ragway/unit_vectors.py); embedded here for the others."""
+        stored: dict[int, npt.NDArray[np.float32] | None] = {}
+        for p, _ in candidates:
+            if p.number in stored:
+                continue
+            stored[p.number] = None
+            if p.unit_vectors:
+                texts = [embedding_text(p.title, p.section, u) for u in self._all_units(p)[0]]
+                stored[p.number] = unpack(p.unit_vectors, self._embedder.model_id, texts)
+        out = np.empty((len(candidates), self._embedder.dim), dtype=np.float32)
+        todo: list[int] = []
+        for i, (p, u) in enumerate(candidates):
+            vectors = stored[p.number]
+            if vectors is None:
+                todo.append(i)
+            else:
+                out[i] = vectors[u.position]
+        if todo:
+            texts = [
+                embedding_text(candidates[i][0].title, candidates[i][0].section, candidates[i][1])
+                for i in todo
+            ]
+            out[todo] = self._sentence_vectors(texts)
+        self.embedded_units += len(todo)
+        metrics.UNITS.labels("stored").inc(len(candidates) - len(todo))
+        metrics.UNITS.labels("embedded").inc(len(todo))
+        return out
 
     def score(self, question: str, passages: Sequence[Passage]) -> list[ScoredUnit]:
         """Every candidate unit with its support for each question part, best first."""
@@ -154,9 +206,7 @@ class ExtractiveGenerator:
         if not candidates:
             return []
         question_parts = parts(question)
-        # A unit is embedded with its heading and context: "Resuming a stream:
-        # Reconnect with the header…" matches "how do I resume a stream?" far better.
-        unit_vectors = self._sentence_vectors([_embedding_text(p, u) for p, u in candidates])
+        unit_vectors = self._unit_vectors(candidates)
         part_vectors = self._embedder.embed([q.text for q in question_parts])
         passage_terms = [content_terms(f"{p.title} {p.section} {p.text}") for p in passages]
         vocabulary = set().union(*passage_terms)
@@ -207,10 +257,10 @@ class ExtractiveGenerator:
                 if ordinal is not None and u.kind == "item" and _item_number(u) == ordinal:
                     support += cfg.key_weight
                 if part.answer_type not in (AnswerType.ANY, AnswerType.NAME):
-                    # Lacking the asked kind costs half what holding it gains: the
-                    # question's wording ("how long can a PDF be") can mislead.
+                    # Lacking the asked kind costs less than holding it gains
+                    # (lack_weight): the question's wording can mislead.
                     holding = holds(text, part.answer_type)
-                    support += cfg.type_weight if holding else -cfg.type_weight / 2
+                    support += cfg.type_weight if holding else -cfg.lack_weight
                 if u.kind == "row":
                     key = content_terms(u.key)
                     if key and key & q_terms:
@@ -220,7 +270,7 @@ class ExtractiveGenerator:
                         # name no row has: "the API Plus add-on"): not this row.
                         support -= cfg.key_weight
                 support = float(np.clip(support, 0.0, 1.0))
-                scored.append(ScoredUnit(p, u.position, text, support, u, n))
+                scored.append(ScoredUnit(p, u.position, text, support, u, n, coverage))
         scored.sort(key=lambda x: (-x.support, x.passage.number, x.position, x.part))
         return scored
 
@@ -379,13 +429,6 @@ class ExtractiveGenerator:
         )
 
 
-def _embedding_text(p: Passage, u: Unit) -> str:
-    head = p.section or p.title
-    if u.kind == "sentence":
-        return f"{head}: {u.text}"
-    return f"{head}: {u.context} {u.text}".strip()
-
-
 def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:
     """What the answer says for this unit: the unit, or a row's key and the asked cells."""
     if u.kind == "row":
@@ -428,6 +471,11 @@ def _refusal(reason: RefusalReason, detail: str, evidence: float = 0.0) -> Final
         refusal_detail=detail,
         evidence_score=evidence,
     )
+
+
+def content_terms(text: str) -> set[str]:
+    """The content terms the selection compares: hyphenated words as their parts."""
+    return _content_terms(_WORD_HYPHEN.sub(" ", text))
 
 
 def _term_weights(terms: set[str], passage_terms: Sequence[set[str]]) -> dict[str, float]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import qdrant_edge as qe
 
-from services.retriever.engines.payload import chunk_from_payload, chunk_payload
+from services.retriever.engines.payload import chunk_from_payload, dense_payload
 from services.retriever.model import AccessScope, Candidate, ChunkRecord, Status
 
 VECTOR = "text"
@@ -57,7 +57,7 @@ class EdgeDenseIndex:
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         points = [
             qe.Point(
-                point_id(c.tenant, c.chunk_id), {VECTOR: [float(x) for x in v]}, chunk_payload(c)
+                point_id(c.tenant, c.chunk_id), {VECTOR: [float(x) for x in v]}, dense_payload(c)
             )
             for c, v in zip(chunks, vectors, strict=True)
         ]

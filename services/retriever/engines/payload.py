@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
 from services.retriever.model import ChunkRecord, Status
@@ -24,6 +26,19 @@ def chunk_payload(c: ChunkRecord) -> dict[str, Any]:
     }
 
 
+def dense_payload(c: ChunkRecord) -> dict[str, Any]:
+    """The payload the dense engines keep: the chunk and its answer-unit vectors.
+
+    Only the dense engines store the vectors: their payloads take new keys as they
+    come, where the sparse indexes have fixed schemas (tantivy's schema version,
+    OpenSearch's strict mapping) that existing builds were created with.
+    """
+    payload = chunk_payload(c)
+    if c.unit_vectors:
+        payload["unit_vectors"] = base64.b64encode(c.unit_vectors).decode("ascii")
+    return payload
+
+
 def chunk_from_payload(p: dict[str, Any]) -> ChunkRecord:
     return ChunkRecord(
         chunk_id=p["chunk_id"],
@@ -38,4 +53,16 @@ def chunk_from_payload(p: dict[str, Any]) -> ChunkRecord:
         title=p["title"],
         section=p["section"],
         text=p["text"],
+        unit_vectors=_unit_vectors(p.get("unit_vectors")),
     )
+
+
+def _unit_vectors(value: Any) -> bytes:
+    # Points written before unit vectors existed have none; a damaged value is
+    # treated the same (the generator then embeds the units itself).
+    if not isinstance(value, str) or not value:
+        return b""
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return b""

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from qdrant_client import QdrantClient, models
 
 from services.retriever.engines.edge_dense import VECTOR, point_id
-from services.retriever.engines.payload import chunk_from_payload, chunk_payload
+from services.retriever.engines.payload import chunk_from_payload, dense_payload
 from services.retriever.model import AccessScope, Candidate, ChunkRecord, Status
 
 _KEYWORD_FIELDS = ("chunk_id", "document_id", "tenant", "access_groups", "status")
@@ -66,7 +66,7 @@ class QdrantDenseIndex:
             models.PointStruct(
                 id=point_id(c.tenant, c.chunk_id),
                 vector={VECTOR: [float(x) for x in v]},
-                payload=chunk_payload(c),
+                payload=dense_payload(c),
             )
             for c, v in zip(chunks, vectors, strict=True)
         ]

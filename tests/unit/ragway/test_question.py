@@ -44,3 +44,34 @@ def test_holds_recognises_values() -> None:
     assert not holds("Deleted files stay in the trash.", AnswerType.DURATION)
     assert holds("Business — Price per seat: $11.75", AnswerType.AMOUNT)
     assert holds("Storage: 100 GB per seat", AnswerType.SIZE)
+
+
+def test_a_digit_inside_a_name_is_no_count() -> None:
+    # "If you have no codes, an Admin can turn off 2SV" states no count of codes:
+    # it outranked "Save your 12 recovery codes" for "how many recovery codes".
+    for name in ("turn off 2SV", "a Sev1 incident", "error NW-1190", "MiniLM-L6 model"):
+        assert not holds(name, AnswerType.NUMBER), name
+    for count in ("Save your 12 recovery codes", "up to 8 co-hosts", "2,000 members", "1.5 times"):
+        assert holds(count, AnswerType.NUMBER), count
+
+
+def test_one_question_word_asking_for_two_things_is_two_parts() -> None:
+    both = parts(
+        "What's the minimum iOS version for the app and the minimum Chrome version for the "
+        "web client?"
+    )
+    assert [p.text for p in both] == [
+        "What's the minimum iOS version for the app",
+        "What's the minimum Chrome version for the web client",
+    ]
+    # A comparison, or a tail that belongs to both sides, stays one question.
+    for whole in (
+        "What's the difference between the Free plan and the Business plan?",
+        "What is the price and the storage of Pro?",
+    ):
+        assert len(parts(whole)) == 1, whole
+
+
+def test_how_fast_asks_for_a_duration() -> None:
+    assert answer_type("How fast must a P1 page be acknowledged?") is AnswerType.DURATION
+    assert answer_type("What is the first response time for Sev2?") is AnswerType.DURATION

@@ -1,10 +1,15 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+from dataclasses import replace
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from ragway.embedding import OnnxMiniLMEmbedder
+from ragway.unit_vectors import embed_chunks
 from services.generator.backends.base import (
     Delta,
     Final,
@@ -15,6 +20,7 @@ from services.generator.backends.base import (
     Verdict,
 )
 from services.generator.backends.extractive import ExtractiveConfig, ExtractiveGenerator
+from tests.unit.services.retriever.fakes import FakeEmbedder
 
 GEN = ExtractiveGenerator(OnnxMiniLMEmbedder())
 PASSAGES = [
@@ -200,3 +206,65 @@ def test_a_requests_own_threshold_replaces_the_configured_one() -> None:
     assert strict.verdict is Verdict.REFUSED
     assert strict.refusal_reason is RefusalReason.WEAK_EVIDENCE
     assert "< 0.999" in strict.refusal_detail
+
+
+class CountingEmbedder:
+    """The real model, counting the texts this generator embeds itself."""
+
+    def __init__(self, inner: OnnxMiniLMEmbedder) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+def test_stored_unit_vectors_replace_embedding_and_change_nothing() -> None:
+    # The retriever embeds each chunk's units at write time (ragway/unit_vectors.py);
+    # the generator must score with them exactly as with its own, embedding only
+    # the question.
+    inner = OnnxMiniLMEmbedder()
+    blobs = embed_chunks(inner, [(p.title, p.section, p.text) for p in PASSAGES])
+    stored = [replace(p, unit_vectors=b) for p, b in zip(PASSAGES, blobs, strict=True)]
+    question = "How often is a heartbeat sent while a stream is idle?"
+    own = CountingEmbedder(inner)
+    mine = ExtractiveGenerator(own).score(question, PASSAGES)
+    given = CountingEmbedder(inner)
+    theirs = ExtractiveGenerator(given).score(question, stored)
+    assert given.texts == [question] and len(own.texts) > 1
+    assert [(s.passage.number, s.position, s.part) for s in theirs] == [
+        (s.passage.number, s.position, s.part) for s in mine
+    ]
+    assert max(abs(a.support - b.support) for a, b in zip(mine, theirs, strict=True)) < 1e-3
+
+
+def test_unit_vectors_of_another_model_are_not_used() -> None:
+    inner = OnnxMiniLMEmbedder()
+    fake = FakeEmbedder()  # another model id, another dimension
+    blobs = embed_chunks(fake, [(p.title, p.section, p.text) for p in PASSAGES])
+    stored = [replace(p, unit_vectors=b) for p, b in zip(PASSAGES, blobs, strict=True)]
+    counting = CountingEmbedder(inner)
+    generator = ExtractiveGenerator(counting)
+    scored = generator.score("How do I resume a stream?", stored)
+    assert scored[0].passage.number == 2
+    assert generator.embedded_units == len(counting.texts) - 1 > 0
+
+
+def test_a_hyphenated_question_word_meets_a_column_written_apart() -> None:
+    # "first-response target" asks for the "First response" column of the row: the
+    # answer names that cell, not every cell of the row.
+    table = Passage(
+        1,
+        "runbook#severity",
+        "runbook",
+        "Incident runbook",
+        "Severity levels",
+        "| Severity | Definition | First response |\n|---|---|---|\n"
+        "| Sev1 | Messaging down for many workspaces | 15 minutes |\n"
+        "| Sev2 | One feature degraded | 1 hour |",
+    )
+    best = GEN.score("What's the first-response target for a Sev1?", [table])[0]
+    assert best.text == "Sev1 — First response: 15 minutes"

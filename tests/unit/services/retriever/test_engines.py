@@ -17,6 +17,7 @@ from tests.engine_contract import (  # noqa: F401  (collected here with this mod
     test_a_sparse_index_hands_back_a_documents_chunks_within_its_tenant,
     test_delete_is_scoped_to_the_tenant,
     test_groups_widen_what_a_caller_sees,
+    test_only_a_dense_index_keeps_each_chunks_unit_vectors,
     test_only_chunks_the_scope_admits_are_candidates,
     test_ranks_start_at_one_and_scores_do_not_increase,
     test_the_effective_window_follows_as_of,

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from services.retriever.fusion import reciprocal_rank_fusion
@@ -37,3 +39,11 @@ def test_when_k_is_not_positive_then_fusion_refuses() -> None:
 
 def test_when_lists_are_empty_then_nothing_is_fused() -> None:
     assert reciprocal_rank_fusion({"sparse": [], "dense": []}) == []
+
+
+def test_a_chunk_found_by_both_keeps_the_record_that_carries_its_unit_vectors() -> None:
+    # The sparse indexes store no unit vectors (ragway/unit_vectors.py); the dense
+    # engine's record of the same chunk does, and the generator needs them.
+    with_vectors = [Candidate(replace(chunk("b"), unit_vectors=b"RU1..."), 9.0, 1)]
+    fused = reciprocal_rank_fusion({"sparse": ranked("b", "a"), "dense": with_vectors})
+    assert {f.chunk.chunk_id: f.chunk.unit_vectors for f in fused} == {"b": b"RU1...", "a": b""}

@@ -15,6 +15,7 @@ from typing import Any
 import grpc
 import pytest
 
+from ragway.unit_vectors import unit_texts, unpack
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
 from services.retriever.catalog import BuildCatalog
@@ -269,3 +270,16 @@ async def test_build_admin_errors_become_status_codes(r: Retriever) -> None:
     )
     await s.DeleteBuild(pb.DeleteBuildRequest(build_id="b-open"))
     assert "b-open" not in r.catalog.build_ids()
+
+
+async def test_hits_carry_their_unit_vectors_only_when_asked(r: Retriever) -> None:
+    text = "Hotels may cost up to 180 euros per night. Receipts are required."
+    await r.stub.Upsert(pb.UpsertRequest(chunks=[chunk("hotel#1", text)]))
+    query = pb.SearchRequest(query="hotel euros per night", tenant="acme", access_groups=["staff"])
+    plain = await r.stub.Search(query)
+    assert plain.hits[0].unit_vectors == b""
+    query.unit_vectors = True
+    asked = await r.stub.Search(query)
+    texts = unit_texts("Travel", "", text)
+    vectors = unpack(asked.hits[0].unit_vectors, r.embedder.model_id, texts)
+    assert vectors is not None and vectors.shape == (2, DIM)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.generator.units import plain, split_sentences, units
+from ragway.units import plain, split_sentences, units
 
 PAGE = """Northwind is available on four plans. Paid plans are billed
 **per seat**: a seat is any full member of the workspace.
