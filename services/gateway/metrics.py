@@ -65,16 +65,19 @@ class BreakerStates(Collector):
 
     def __init__(self) -> None:
         self._breakers: dict[str, CircuitBreaker] = {}
+        # As prometheus_client's own metrics name theirs: what a checker reads.
+        self._name = "ragway_breaker_state"
+        self._labelnames = ("peer", "state")
 
     def watch(self, breaker: CircuitBreaker) -> None:
         self._breakers[breaker.name] = breaker  # the newest client's breaker per peer
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         family = GaugeMetricFamily(
-            "ragway_breaker_state",
+            self._name,
             "Circuit breaker state per gRPC peer: 1 for the current state (closed, "
             "half-open, open), 0 for the others.",
-            labels=["peer", "state"],
+            labels=list(self._labelnames),
         )
         for name, breaker in sorted(self._breakers.items()):
             current = breaker.state
