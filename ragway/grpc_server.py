@@ -50,7 +50,7 @@ def main(
 
     try:
         settings = settings_factory()
-        logs.configure(name, settings.log_level)
+        logs.configure(name, settings.log_level, settings.log_format)
         telemetry.configure(f"ragway-{name}")  # before the server: instrumentation patches it
         try:
             serve_metrics(settings.metrics_host, settings.metrics_port)

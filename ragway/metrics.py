@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -23,6 +24,7 @@ from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Counter,
+    Histogram,
     generate_latest,
     start_http_server,
 )
@@ -59,6 +61,14 @@ HTTP_REQUESTS = Counter(
     registry=REGISTRY,
 )
 
+HTTP_DURATION = Histogram(
+    "ragway_http_request_duration_seconds",
+    "Time from a request's arrival to its response headers, by route template and method.",
+    ["route", "method"],
+    buckets=LATENCY_BUCKETS,
+    registry=REGISTRY,
+)
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -85,11 +95,12 @@ def serve_metrics(host: str, port: int) -> int | None:
 
 
 class HttpMetrics:
-    """ASGI middleware counting every HTTP response by route template, not by raw path.
+    """ASGI middleware counting and timing every HTTP response by route template.
 
     The route template (``/v1/runs/{run_id}``) keeps the label set bounded; a
     path no route matched counts as ``unmatched``. Streaming responses (SSE)
-    are counted when their status is sent, not when the stream ends.
+    are counted and timed when their status is sent, not when the stream ends:
+    the duration is the time to the response headers.
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -100,26 +111,29 @@ class HttpMetrics:
             await self._app(scope, receive, send)
             return
         counted = False
+        started = time.perf_counter()
 
         async def counting_send(message: Message) -> None:
             nonlocal counted
             if message["type"] == "http.response.start" and not counted:
                 counted = True
-                self._count(scope, int(message["status"]))
+                self._count(scope, int(message["status"]), started)
             await send(message)
 
         try:
             await self._app(scope, receive, counting_send)
         except Exception:
             if not counted:
-                self._count(scope, 500)
+                self._count(scope, 500, started)
             raise
 
-    def _count(self, scope: Scope, status: int) -> None:
+    def _count(self, scope: Scope, status: int, started: float) -> None:
         # Starlette's router writes the matched route into the shared scope.
         route = scope.get("route")
         template = getattr(route, "path", None) or "unmatched"
-        HTTP_REQUESTS.labels(template, scope.get("method", ""), str(status)).inc()
+        method = scope.get("method", "")
+        HTTP_REQUESTS.labels(template, method, str(status)).inc()
+        HTTP_DURATION.labels(template, method).observe(time.perf_counter() - started)
 
 
 def reason_label(reason: str) -> str:

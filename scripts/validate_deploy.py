@@ -2,6 +2,9 @@
 
 * ``docker compose config`` parses and interpolates docker-compose.yml (the
   client needs no engine for that).
+* The Grafana dashboard and the Prometheus alert rules in deploy/k8s/base/observability
+  parse, and query only metrics and labels the services export
+  (ragway_tools/deploy_observability.py).
 * Each of deploy/k8s/base and deploy/k8s/overlays/* is rendered by ``kustomize
   build`` and every object is validated, strictly (unknown fields are errors),
   against the Kubernetes OpenAPI schemas bundled in the kubernetes-validate
@@ -75,12 +78,25 @@ def validate_compose() -> list[str]:
     return []
 
 
+def validate_observability() -> list[str]:
+    from ragway_tools.deploy_observability import check
+
+    problems = check()
+    if not problems:
+        sys.stdout.write("dashboard and alert rules: every metric and label exists in the code\n")
+    return problems
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kustomize", default=shutil.which("kustomize") or "kustomize")
     parser.add_argument("--k8s-version", default="1.33.0")
     args = parser.parse_args()
-    problems = validate_compose() + validate_k8s(args.kustomize, args.k8s_version)
+    problems = (
+        validate_observability()
+        + validate_compose()
+        + validate_k8s(args.kustomize, args.k8s_version)
+    )
     for p in problems:
         sys.stderr.write(f"error: {p}\n")
     return 1 if problems else 0

@@ -33,7 +33,7 @@ def listen_socket(host: str, port: int) -> socket.socket:
 
 def main() -> int:
     settings = GatewaySettings()
-    logs.configure("gateway", settings.log_level)
+    logs.configure("gateway", settings.log_level, settings.log_format)
     # Bind first, so a taken port is a one-line error rather than a traceback.
     try:
         sock = listen_socket(settings.gateway_host, settings.gateway_port)

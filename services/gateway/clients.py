@@ -17,6 +17,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ragway.v1 import generator_pb2, generator_pb2_grpc, retriever_pb2, retriever_pb2_grpc
+from services.gateway import metrics
 from services.gateway.resilience import (
     CircuitBreaker,
     CircuitOpenError,
@@ -63,6 +64,8 @@ class ServiceClients:
         self.generator_breaker = CircuitBreaker(
             "generator", failure_threshold=breaker_failures, cooldown_s=breaker_cooldown_s
         )
+        metrics.BREAKERS.watch(self.retriever_breaker)
+        metrics.BREAKERS.watch(self.generator_breaker)
         self._retriever_channel = grpc.aio.insecure_channel(
             retriever_addr, options=_CHANNEL_OPTIONS
         )

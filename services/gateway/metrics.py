@@ -6,9 +6,14 @@ agree with GET /v1/runs/{id} and the executor's flow needs no extra branches.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 from ragway.metrics import LATENCY_BUCKETS, REGISTRY, reason_label
+from services.gateway.resilience import CircuitBreaker
 from services.gateway.runs.models import RunRecord, RunStatus
 
 # Until canary routing exists every run takes the baseline path.
@@ -47,6 +52,42 @@ QUEUE_DEPTH = Gauge(
     "Runs in the Redis run queue not yet acknowledged (waiting or executing).",
     registry=REGISTRY,
 )
+
+BREAKER_STATES = ("closed", "half-open", "open")
+
+
+class BreakerStates(Collector):
+    """``ragway_breaker_state{peer, state}``: 1 for each breaker's current state, 0 for the others.
+
+    Read at scrape time, not set on transitions: a breaker turns from open to
+    half-open by the clock alone (resilience.py), with no call to observe.
+    """
+
+    def __init__(self) -> None:
+        self._breakers: dict[str, CircuitBreaker] = {}
+        # As prometheus_client's own metrics name theirs: what a checker reads.
+        self._name = "ragway_breaker_state"
+        self._labelnames = ("peer", "state")
+
+    def watch(self, breaker: CircuitBreaker) -> None:
+        self._breakers[breaker.name] = breaker  # the newest client's breaker per peer
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            self._name,
+            "Circuit breaker state per gRPC peer: 1 for the current state (closed, "
+            "half-open, open), 0 for the others.",
+            labels=list(self._labelnames),
+        )
+        for name, breaker in sorted(self._breakers.items()):
+            current = breaker.state
+            for state in BREAKER_STATES:
+                family.add_metric([name, state], 1.0 if state == current else 0.0)
+        yield family
+
+
+BREAKERS = BreakerStates()
+REGISTRY.register(BREAKERS)
 
 
 def outcome(record: RunRecord) -> str:

@@ -15,7 +15,7 @@ import grpc
 
 from ragway.v1 import generator_pb2 as pb
 from ragway.v1 import generator_pb2_grpc as pb_grpc
-from services.generator import metrics
+from services.generator import metrics, tracing
 from services.generator.backends.base import (
     Delta,
     Final,
@@ -82,23 +82,36 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
             min_support=request.min_support if request.HasField("min_support") else None,
         )
         delay_s = self._faults.delta_delay_s()
+        inference = tracing.Inference(
+            self._settings.generator_backend, self._backend.name, gen_request.max_output_tokens
+        )
+        ended_by: BaseException | None = None
         try:
             async for event in self._backend.generate(gen_request):
                 if isinstance(event, Delta):
+                    inference.chunk()
                     if delay_s:
                         await asyncio.sleep(delay_s)
                     yield pb.GenerateResponse(
                         delta=pb.TextDelta(text=event.text, index=event.index)
                     )
                 elif isinstance(event, Reset):
+                    inference.reset()
                     yield pb.GenerateResponse(reset=pb.AnswerReset(reason=event.reason))
                 elif isinstance(event, Final):
+                    inference.final(event)
                     yield pb.GenerateResponse(final=_final(event, by_number, request.run_id))
                     return
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
             # The caller went away or cancelled the run: stop generating.
             log.info("generation cancelled by the caller", extra={"run_id": request.run_id})
+            ended_by = exc
             raise
+        except Exception as exc:
+            ended_by = exc
+            raise
+        finally:
+            inference.end(ended_by)
 
 
 def _final(event: Final, by_number: dict[int, Passage], run_id: str) -> pb.GenerateFinal:

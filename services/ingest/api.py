@@ -180,7 +180,7 @@ def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> Fas
 
 def main() -> None:
     settings = IngestSettings()
-    configure("ingest-api", settings.log_level)
+    configure("ingest-api", settings.log_level, settings.log_format)
     telemetry.configure("ragway-ingest-api")
     uvicorn.run(
         create_app(settings),

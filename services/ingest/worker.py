@@ -56,8 +56,8 @@ app = create_celery(settings)
 
 @signals.setup_logging.connect
 def _structured_logs(**_: Any) -> None:
-    """The same key=value log lines as every other ragway process (not Celery's own)."""
-    configure("ingest-worker", settings.log_level)
+    """The same log lines as every other ragway process (not Celery's own)."""
+    configure("ingest-worker", settings.log_level, settings.log_format)
 
 
 @signals.worker_process_init.connect

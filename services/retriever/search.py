@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar
 
-from ragway.embedding import Embedder
+from ragway.embedding import Embedder, Vectors
 from ragway.question import parts
+from services.retriever import tracing
 from services.retriever.catalog import Build
 from services.retriever.fusion import reciprocal_rank_fusion
 from services.retriever.model import AccessScope, Candidate, ChunkRecord
@@ -107,11 +108,31 @@ class HybridSearcher:
     async def search(
         self, build: Build, query: str, scope: AccessScope, options: SearchOptions
     ) -> SearchOutcome:
+        attributes: tracing.Attributes = {
+            "gen_ai.data_source.id": build.build_id,
+            "gen_ai.request.top_k": options.top_k,
+            "ragway.build_id": build.build_id,
+            "ragway.retrieval.mode": options.mode.value,
+            "ragway.retrieval.candidate_depth": options.candidate_depth,
+            "ragway.retrieval.budget_ms": options.budget_ms,
+            "ragway.fusion.rrf_k": self._rrf_k,
+        }
+        with tracing.retrieval(attributes) as span:
+            outcome = await self._search(build, query, scope, options)
+            span.set_attribute("ragway.retrieval.hits", len(outcome.hits))
+            if outcome.degraded:
+                span.set_attribute("ragway.degraded_stages", [s for s, _ in outcome.degraded])
+            return outcome
+
+    async def _search(
+        self, build: Build, query: str, scope: AccessScope, options: SearchOptions
+    ) -> SearchOutcome:
         started = time.perf_counter()
         deadline = started + options.budget_ms / 1000
         outcome = SearchOutcome(hits=[], build_id=build.build_id, mode=options.mode)
         timings = outcome.timings_ms
         depth = options.candidate_depth
+        stages = tracing.Stages()
 
         def timed(stage: str, fn: Callable[[], T]) -> Callable[[], T]:
             def run() -> T:
@@ -123,17 +144,46 @@ class HybridSearcher:
 
             return run
 
+        def embed(text: str, part: str) -> Vectors:
+            model = self._embedder.model_id
+            attributes = tracing.embeddings_attributes(model, part)
+            with stages.span(f"embeddings {model}", attributes) as s:
+                vector: Vectors = self._embedder.embed([text])[0]
+                s.set_attribute("gen_ai.embeddings.dimension.count", int(vector.shape[0]))
+                return vector
+
+        def searched(
+            name: str, part: str, fn: Callable[[], list[Candidate]]
+        ) -> Callable[[], list[Candidate]]:
+            def run() -> list[Candidate]:
+                with stages.span(f"ragway.{name}", tracing.part_attributes(part)) as s:
+                    found = fn()
+                    s.set_attribute("ragway.candidates", len(found))
+                    return found
+
+            return run
+
         def dense_path(text: str, stage: str) -> Callable[[], list[Candidate]]:
             def run() -> list[Candidate]:
-                vector = timed(f"embed{stage}", lambda: self._embedder.embed([text])[0])()
+                vector = timed(f"embed{stage}", lambda: embed(text, stage.lstrip(".")))()
                 return timed(
-                    f"dense{stage}", lambda: build.dense.search(vector.tolist(), scope, depth)
+                    f"dense{stage}",
+                    searched(
+                        "dense",
+                        stage.lstrip("."),
+                        lambda: build.dense.search(vector.tolist(), scope, depth),
+                    ),
                 )()
 
             return run
 
         def sparse_path(text: str, stage: str) -> Callable[[], list[Candidate]]:
-            return timed(f"sparse{stage}", lambda: build.sparse.search(text, scope, depth))
+            return timed(
+                f"sparse{stage}",
+                searched(
+                    "sparse", stage.lstrip("."), lambda: build.sparse.search(text, scope, depth)
+                ),
+            )
 
         # The whole question, then each of its parts when it has several.
         queries = [("", query)]
@@ -170,6 +220,18 @@ class HybridSearcher:
             )
 
         t0 = time.perf_counter()
+        with stages.span("ragway.fuse", {"ragway.fusion.rrf_k": self._rrf_k}) as span:
+            hits = self._fuse(lists, [stage for stage, _ in queries])
+            span.set_attribute("ragway.fusion.lists", len(lists))
+            span.set_attribute("ragway.candidates", len(hits))
+        timings["fuse"] = (time.perf_counter() - t0) * 1000
+
+        hits = await self._rerank(query, hits, options, deadline, outcome)
+        outcome.hits = hits[: options.top_k]
+        timings["total"] = (time.perf_counter() - started) * 1000
+        return outcome
+
+    def _fuse(self, lists: dict[str, list[Candidate]], parts_in_order: list[str]) -> list[Hit]:
         # Each query's sparse and dense lists are fused on their own; a multi-part
         # question's rankings are then interleaved (whole, part 1, part 2, whole,
         # …), so every part's best passages are near the top. Fusing all the lists
@@ -180,7 +242,7 @@ class HybridSearcher:
                 {name.removesuffix(stage): c for name, c in lists.items() if _stage(name) == stage},
                 k=self._rrf_k,
             )
-            for stage, _ in queries
+            for stage in parts_in_order
         ]
         hits: list[Hit] = []
         seen: set[str] = set()
@@ -198,12 +260,7 @@ class HybridSearcher:
                             dense=f.by_retriever.get("dense"),
                         )
                     )
-        timings["fuse"] = (time.perf_counter() - t0) * 1000
-
-        hits = await self._rerank(query, hits, options, deadline, outcome)
-        outcome.hits = hits[: options.top_k]
-        timings["total"] = (time.perf_counter() - started) * 1000
-        return outcome
+        return hits
 
     async def _rerank(
         self,
@@ -222,16 +279,26 @@ class HybridSearcher:
             return hits
         head, tail = hits[: self._rerank_depth], hits[self._rerank_depth :]
         t0 = time.perf_counter()
-        fut = asyncio.get_running_loop().run_in_executor(
-            self._executor, reranker.score, query, [h.chunk.embedding_text for h in head]
-        )
-        try:
-            scores = await asyncio.wait_for(fut, timeout=max(0.0, deadline - time.perf_counter()))
-        except TimeoutError:
-            outcome.degraded.append(("rerank", "reranker missed its deadline; fused order kept"))
-            return hits
-        finally:
-            outcome.timings_ms["rerank"] = (time.perf_counter() - t0) * 1000
+        attributes: tracing.Attributes = {
+            "ragway.rerank.depth": self._rerank_depth,
+            "ragway.rerank.model": reranker.model_id,
+            "ragway.candidates": len(head),
+        }
+        with tracing.tracer.start_as_current_span("ragway.rerank", attributes=attributes) as span:
+            fut = asyncio.get_running_loop().run_in_executor(
+                self._executor, reranker.score, query, [h.chunk.embedding_text for h in head]
+            )
+            try:
+                scores = await asyncio.wait_for(
+                    fut, timeout=max(0.0, deadline - time.perf_counter())
+                )
+            except TimeoutError:
+                late = "reranker missed its deadline; fused order kept"
+                outcome.degraded.append(("rerank", late))
+                span.set_attribute("ragway.degraded", True)
+                return hits
+            finally:
+                outcome.timings_ms["rerank"] = (time.perf_counter() - t0) * 1000
         for hit, score in zip(head, scores, strict=True):
             hit.rerank = score
             hit.score = score

@@ -18,7 +18,7 @@ log = logging.getLogger("services.telegram")
 
 def main() -> int:
     settings = TelegramSettings()
-    logs.configure("telegram", settings.log_level)
+    logs.configure("telegram", settings.log_level, settings.log_format)
     # httpx logs every request URL at INFO, and Bot API URLs contain the token.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:

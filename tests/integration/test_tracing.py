@@ -85,3 +85,53 @@ def test_one_run_is_one_trace_from_the_request_to_the_retriever_and_generator(
     every = [s["name"] for found in spans.values() for s in found]
     assert "XREADGROUP" not in every
     assert not any("grpc.health" in name for name in every)
+
+
+def trace_of(run_id: str, spans: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """part -> {span name -> span} of the run's one trace (the first span of each name)."""
+    trace_ids = {
+        s["context"]["trace_id"]
+        for found in spans.values()
+        for s in found
+        if s["attributes"].get("ragway.run_id") == run_id
+    }
+    assert len(trace_ids) == 1, "every span of the run is in one trace"
+    tree: dict[str, dict[str, Any]] = {}
+    for part, found in spans.items():
+        for s in found:
+            if s["context"]["trace_id"] in trace_ids:
+                tree.setdefault(part, {}).setdefault(s["name"], s)
+    return tree
+
+
+def children(spans: list[dict[str, Any]], parent: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {s["name"]: s for s in spans if s["parent_id"] == parent["context"]["span_id"]}
+
+
+def test_an_ask_is_one_trace_down_to_the_retrieval_stages_and_the_inference_span(
+    traced: Stack,
+) -> None:
+    with httpx.Client(base_url=traced.config.gateway_url, timeout=30) as api:
+        body = {"question": "How do I resume a stream after a disconnect?"}
+        answered = api.post("/v1/ask", json=body, headers=auth("demo"))
+        assert answered.status_code == 200, answered.text
+        run_id = answered.json()["run_id"]
+    time.sleep(1.0)
+    logs = traced.config.data_dir / "logs"
+    spans = {part: spans_in(logs / f"{part}.log") for part in PARTS}
+    tree = trace_of(run_id, spans)
+    assert "POST /v1/ask" in tree["gateway"]
+    # Gateway client span → retriever server span → retrieval → one span per stage.
+    search = tree["retriever"]["/ragway.v1.Retriever/Search"]
+    retrieval = children(spans["retriever"], search)["retrieval"]
+    assert retrieval["attributes"]["gen_ai.operation.name"] == "retrieval"
+    assert retrieval["attributes"]["ragway.run_id"] == run_id
+    stages = children(spans["retriever"], retrieval)
+    assert {"ragway.sparse", "ragway.dense", "ragway.fuse"} <= set(stages)
+    assert any(name.startswith("embeddings ") for name in stages)
+    # Gateway client span → generator server span → the inference span.
+    generate = tree["generator"]["/ragway.v1.Generator/Generate"]
+    [inference] = children(spans["generator"], generate).values()
+    assert inference["attributes"]["gen_ai.provider.name"] == "ragway"
+    assert inference["attributes"]["ragway.grounding.verdict"] in {"grounded", "refused"}
+    assert inference["resource"]["attributes"]["service.name"] == "ragway-generator"

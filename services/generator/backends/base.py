@@ -79,6 +79,8 @@ class Final:
     refusal_detail: str = ""
     evidence_score: float = 0.0
     degraded: list[Degradation] = field(default_factory=list)
+    # What the model said ended its reply ("stop", "length"); None: no model wrote it.
+    finish_reason: str | None = None
 
 
 GenerationEvent = Delta | Reset | Final

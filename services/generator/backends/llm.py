@@ -247,6 +247,7 @@ class _Run:
             cited_passages=self.cited,
             evidence_score=self.best,
             degraded=_merged(self.notes),
+            finish_reason=finish,
         )
 
     async def _next(

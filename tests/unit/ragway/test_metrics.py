@@ -13,6 +13,7 @@ import services.gateway.metrics as gateway_metrics
 import services.generator.metrics
 import services.retriever.metrics
 from ragway.metrics import REGISTRY, HttpMetrics, exposition, reason_label
+from services.gateway.resilience import CircuitBreaker
 from services.gateway.runs.models import Degradation, RunStatus
 from tests.integration.runs import demo_record
 
@@ -60,6 +61,8 @@ def test_the_documented_metrics_exist_with_their_labels() -> None:
         "ragway_retriever_degradations": "counter",
         "ragway_generator_answers": "counter",
         "ragway_generator_refusals": "counter",
+        "ragway_http_request_duration_seconds": "histogram",
+        "ragway_breaker_state": "gauge",
     }
     assert {name: found[name][0] for name in expected} == expected
     # Label names come from the declarations, which samples only show once observed.
@@ -130,13 +133,38 @@ def test_http_requests_are_counted_by_route_template_and_unmatched_paths_share_o
         labels = {"route": route, "method": "GET", "status": status}
         return REGISTRY.get_sample_value("ragway_http_requests_total", labels) or 0.0
 
+    def timed(route: str) -> float:
+        labels = {"route": route, "method": "GET"}
+        return REGISTRY.get_sample_value("ragway_http_request_duration_seconds_count", labels) or 0
+
     ok, missing = count("/things/{thing_id}", "200"), count("unmatched", "404")
+    durations = timed("/things/{thing_id}")
     with TestClient(app) as client:
         assert client.get("/things/a").status_code == 200
         assert client.get("/things/b").status_code == 200
         assert client.get("/nowhere").status_code == 404
     assert count("/things/{thing_id}", "200") == ok + 2
     assert count("unmatched", "404") == missing + 1
+    assert timed("/things/{thing_id}") == durations + 2
+
+
+def test_the_breaker_state_is_read_at_scrape_time_one_state_at_a_time() -> None:
+    now = [0.0]
+    breaker = CircuitBreaker("test-peer", failure_threshold=1, cooldown_s=10, clock=lambda: now[0])
+    gateway_metrics.BREAKERS.watch(breaker)
+
+    def state() -> dict[str, float]:
+        return {
+            s: REGISTRY.get_sample_value("ragway_breaker_state", {"peer": "test-peer", "state": s})
+            or 0.0
+            for s in gateway_metrics.BREAKER_STATES
+        }
+
+    assert state() == {"closed": 1.0, "half-open": 0.0, "open": 0.0}
+    breaker.record_failure()
+    assert state() == {"closed": 0.0, "half-open": 0.0, "open": 1.0}
+    now[0] = 11.0  # the cooldown passed: no call, yet the scrape says half-open
+    assert state() == {"closed": 0.0, "half-open": 1.0, "open": 0.0}
 
 
 def test_the_exposition_parses_as_prometheus_text() -> None:

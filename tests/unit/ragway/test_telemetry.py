@@ -11,9 +11,7 @@ import asyncio
 from collections.abc import Sequence
 
 import pytest
-from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from ragway import telemetry
@@ -22,18 +20,12 @@ from services.gateway.runs.queue import RunQueue
 from services.gateway.runs.store import QueuedRun
 from services.gateway.settings import GatewaySettings
 from tests.unit.services.gateway.fakes import FakeBackends, FakeStore, queued_run
-
-_EXPORTER = InMemorySpanExporter()
+from tests.unit.spans import memory_exporter
 
 
 @pytest.fixture(scope="module")
 def spans() -> InMemorySpanExporter:
-    # The global provider can be set once per process; ragway's tracer follows it.
-    provider = TracerProvider()
-    provider.add_span_processor(telemetry.RunAttributes())
-    provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
-    trace.set_tracer_provider(provider)
-    return _EXPORTER
+    return memory_exporter()
 
 
 @pytest.fixture
