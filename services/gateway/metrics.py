@@ -16,7 +16,7 @@ from ragway.metrics import LATENCY_BUCKETS, REGISTRY, reason_label
 from services.gateway.resilience import CircuitBreaker
 from services.gateway.runs.models import RunRecord, RunStatus
 
-# Until canary routing exists every run takes the baseline path.
+# The path of a run record made before paths existed.
 BASELINE = "baseline"
 # The record's timings that are stages of the gateway's own flow.
 STAGES = ("retrieve", "first_token", "generate")
@@ -104,7 +104,9 @@ def observe_run(record: RunRecord) -> None:
     RUNS.labels(result).inc()
     total_ms = record.timings_ms.get("total")
     if total_ms is not None:
-        RUN_DURATION.labels(BASELINE, result).observe(total_ms / 1000)
+        # Paths are the operator's few release units (services/gateway/paths), so
+        # the label stays bounded; canary and baseline are told apart by it.
+        RUN_DURATION.labels(record.path or BASELINE, result).observe(total_ms / 1000)
     for stage in STAGES:
         ms = record.timings_ms.get(stage)
         if ms is not None:

@@ -172,3 +172,18 @@ def test_the_exposition_parses_as_prometheus_text() -> None:
     assert content_type.startswith("text/plain")
     names = {f.name for f in text_string_to_metric_families(body.decode())}
     assert "ragway_runs" in names
+
+
+def test_run_duration_is_labelled_with_the_path_that_served_the_run() -> None:
+    # The canary dashboard and the slow-run alert compare paths by this label; it
+    # once read "baseline" for every run.
+    record = demo_record()
+    record.status = RunStatus.SUCCEEDED
+    record.refused = False
+    record.timings_ms = {"total": 50.0}
+    record.path = "canary-2026-12"
+    name = "ragway_run_duration_seconds_count"
+    labels = {"path": "canary-2026-12", "outcome": "completed"}
+    before = REGISTRY.get_sample_value(name, labels) or 0.0
+    gateway_metrics.observe_run(record)
+    assert REGISTRY.get_sample_value(name, labels) == before + 1
