@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from pydantic import Field, SecretStr, model_validator
 
-from ragway.settings import ServiceSettings
+from ragway.settings import RedisClientSettings
 
 # Only `ragway up` and the tests use this; a deployment sets its own secret.
 DEMO_WEBHOOK_SECRET = "rgw-demo-webhook-secret"
 
 
-class IngestSettings(ServiceSettings):
+class IngestSettings(RedisClientSettings):
     ingest_host: str = "127.0.0.1"
     ingest_port: int = Field(default=7103, ge=1, le=65535)
-    redis_url: str = "redis://127.0.0.1:6390/0"
+    redis_url: str = "redis://127.0.0.1:6390/0"  # the password: RAGWAY_REDIS_PASSWORD(_FILE)
     # Celery's broker; empty = database 1 of the Redis at redis_url, so the
     # queues never mix with the gateway's keys.
     broker_url: str = ""

@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import grpc
 import httpx
 import pytest
 
 from ragway.v1 import generator_pb2, generator_pb2_grpc
+from ragway_tools.channels import service_channel
 from ragway_tools.launcher import LaunchError, Stack, StackConfig
 from services.generator.grounding import check_answer
 from services.generator.prompts import PromptTemplate
@@ -32,6 +32,7 @@ def _stack(stack: Stack, data: Path, env: dict[str, str]) -> Stack:
     config = StackConfig.on_free_ports(
         data,
         retriever_port=stack.config.retriever_port,
+        service_token=stack.config.service_token,
         api_keys_file=FIXTURES / "api-keys.yaml",
         extra_env=env,
     )
@@ -203,7 +204,7 @@ PASSAGES = [
 def test_the_local_model_answers_over_grpc_held_to_the_evidence(llama_generator: Stack) -> None:
     from services.generator.backends.base import Passage
 
-    with grpc.insecure_channel(llama_generator.config.generator_addr) as channel:
+    with service_channel(llama_generator.config.generator_addr) as channel:
         stub = generator_pb2_grpc.GeneratorStub(channel)
         request = generator_pb2.GenerateRequest(question=QUESTION, passages=PASSAGES, run_id="t")
         replies = list(stub.Generate(request, timeout=60))
