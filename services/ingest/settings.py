@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field, SecretStr, model_validator
 
 from ragway.settings import RedisClientSettings
@@ -18,8 +20,11 @@ class IngestSettings(RedisClientSettings):
     # queues never mix with the gateway's keys.
     broker_url: str = ""
     retriever_addr: str = "127.0.0.1:7101"
-    # HMAC-SHA256 key shared with the webhook sender. Empty refuses to start.
+    # HMAC-SHA256 key shared with the webhook sender, valid for every tenant; and/or
+    # per-sender secrets bound to their tenants (services/ingest/senders.py). With
+    # neither the API refuses to start.
     webhook_secret: SecretStr = SecretStr("")
+    webhook_secrets_file: Path | None = None
     # Signed timestamps older or newer than this are refused (replay window).
     webhook_tolerance_s: int = Field(default=300, ge=1, le=3600)
     # Delivery ids are remembered this long (must exceed the sender's retry span).

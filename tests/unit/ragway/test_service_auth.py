@@ -29,7 +29,7 @@ def test_unset_or_empty_means_off() -> None:
 
 
 def test_a_missing_or_empty_token_file_fails_with_its_name(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="RAGWAY_SERVICE_TOKEN_FILE .*absent"):
+    with pytest.raises(ValueError, match=r"RAGWAY_SERVICE_TOKEN_FILE .*absent"):
         ServiceTokenSettings(service_token_file=tmp_path / "absent").service_token_value()
     (tmp_path / "empty").write_text("  \n")
     with pytest.raises(ValueError, match="is empty"):
