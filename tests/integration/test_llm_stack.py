@@ -6,6 +6,7 @@ session's retriever (and its loaded knowledge base).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -114,7 +115,7 @@ def test_a_checked_llm_answer_is_recorded_with_model_and_prompt_version(
     assert seen.body["model"] == MODEL
     user = seen.body["messages"][1]["content"]  # type: ignore[index]
     assert user.endswith(f"Question: {QUESTION}")
-    assert '<passage id="1"' in user
+    assert re.search(r'<passage-[0-9a-f]{16} id="1"', user)
 
 
 def test_no_first_token_gives_the_extractive_answer_recorded_as_degraded(
