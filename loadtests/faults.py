@@ -97,7 +97,7 @@ class FaultInjector:
         await asyncio.to_thread(undo)
 
     def _snapshot(self) -> None:
-        client = redis.Redis(port=self._stack.redis_port)
+        client = redis.Redis.from_url(self._stack.redis_url)
         try:
             self.snapshots.append(stored.snapshot(client, self._clock.now()))
         finally:

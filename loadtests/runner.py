@@ -79,7 +79,7 @@ async def _drive(scenario: Scenario, stack: LoadStack, command: str) -> LoadResu
     wall_s = time.monotonic() - started
     # Let executors finish runs nobody follows any more (a POST answered too late).
     await _settle(stack, clock)
-    client = redis.Redis(port=stack.redis_port)
+    client = redis.Redis.from_url(stack.redis_url)
     try:
         ids = set(stored.run_ids(client)) | {t.run_id for t in traces}
         runs = await asyncio.to_thread(stored.read_runs, client, ids)
@@ -119,7 +119,7 @@ def _revision() -> str:
 
 async def _settle(stack: LoadStack, clock: Clock) -> None:
     """Wait (within the drain deadline) until no run in Redis is queued or running."""
-    client = redis.Redis(port=stack.redis_port)
+    client = redis.Redis.from_url(stack.redis_url)
     try:
         while clock.now() < clock.follow_until_s:
             statuses = await asyncio.to_thread(stored.statuses, client)

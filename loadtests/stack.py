@@ -52,6 +52,11 @@ class LoadStack:
     def redis_port(self) -> int:
         return self.config.redis_port
 
+    @property
+    def redis_url(self) -> str:
+        """With the stack's password (never log it)."""
+        return self.config.redis_url
+
     def replica_name(self, index: int) -> str:
         return "gateway" if index == 0 else f"gateway-{index}"
 
@@ -61,7 +66,7 @@ class LoadStack:
             parse_document(path, root, Defaults(tenant="demo", groups=("public",)))
             for path, root in discover(DEMO_KB)
         ]
-        load_documents(self.config.retriever_addr, docs)
+        load_documents(self.config.retriever_addr, docs, token=self.config.service_token)
         for i, port in enumerate(self.replica_ports):
             self.stack.start_gateway(self.replica_name(i), port)
 

@@ -11,12 +11,17 @@ OpenTelemetry span (W3C hex, as trace backends show them), and ``run_id`` and
 ``tenant`` from the W3C baggage the run carries (ragway/telemetry.py). The
 baggage is set by the executor even with tracing off, so run ids are on the lines
 of a run either way; trace ids only where a span context exists.
+
+Credentials inside URLs (``redis://:password@host``, as RAGWAY_REDIS_URL carries
+them) are masked in every line of either rendering, whoever logged it: an
+exception message or a library's own log may quote a URL.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import time
 from typing import Any, Literal
@@ -55,13 +60,22 @@ def _fields(record: logging.LogRecord) -> dict[str, Any]:
     return {k: v for k, v in record.__dict__.items() if k not in _STANDARD}
 
 
+# scheme://[user]:password@ -> scheme://[user]:***@
+_URL_PASSWORD = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]*:)[^\s@/]+@")
+
+
+def redact_url(text: str) -> str:
+    """``text`` with the password of every URL in it replaced by ***."""
+    return _URL_PASSWORD.sub(r"\1***@", text)
+
+
 class KeyValueFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         base = super().format(record)
         fields = _fields(record)
-        if not fields:
-            return base
-        return base + " " + " ".join(f"{k}={_render(v)}" for k, v in sorted(fields.items()))
+        if fields:
+            base += " " + " ".join(f"{k}={_render(v)}" for k, v in sorted(fields.items()))
+        return redact_url(base)
 
 
 def _render(value: Any) -> str:
@@ -91,7 +105,7 @@ class JsonFormatter(logging.Formatter):
             line["exception"] = self.formatException(record.exc_info)
         if record.stack_info:
             line["stack"] = self.formatStack(record.stack_info)
-        return json.dumps(line, default=str, ensure_ascii=False)
+        return redact_url(json.dumps(line, default=str, ensure_ascii=False))
 
 
 def _utc(created: float) -> str:

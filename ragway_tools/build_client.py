@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import grpc
 import yaml
 from pydantic import Field
 
@@ -30,6 +29,7 @@ from ragway.kb import Defaults, Document, DocumentError, discover, parse_documen
 from ragway.settings import ServiceSettings
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
+from ragway_tools.channels import service_channel
 from ragway_tools.loading import LoadReport, load_documents
 
 PARSER_VERSION = "ragway.parsing/1"
@@ -153,6 +153,7 @@ def create_build(
     candidate: bool = True,
     on_file: Callable[[Path], None] | None = None,
     on_document: Callable[[Document], None] | None = None,
+    token: str | None = None,
 ) -> Created:
     """Read the sources, fill a new build through the retriever and seal it.
 
@@ -162,8 +163,8 @@ def create_build(
     """
     read = read_sources(paths, defaults, on_file=on_file)
     source = {"paths": [str(p.resolve()) for p in paths]}
-    with grpc.insecure_channel(addr) as channel:
-        stub = pb_grpc.RetrieverStub(channel)
+    with service_channel(addr, token) as ch:
+        stub = pb_grpc.RetrieverStub(ch)
         info = stub.CreateBuild(
             pb.CreateBuildRequest(
                 build_id=build_id,
@@ -179,6 +180,7 @@ def create_build(
             build=info.build_id,
             origin=pb.WRITE_ORIGIN_BULK,
             on_document=on_document,
+            token=token,
         )
         shown = stub.ShowBuild(pb.ShowBuildRequest(build=info.build_id), timeout=60)
         summary = summarize(read)
@@ -279,15 +281,21 @@ def load_promotion_qa_set(path: Path) -> list[PromotionCheckItem]:
 
 
 def run_promotion_check(
-    addr: str, build_id: str, qa_set: Path, *, top_k: int, min_hit_rate: float
+    addr: str,
+    build_id: str,
+    qa_set: Path,
+    *,
+    top_k: int,
+    min_hit_rate: float,
+    token: str | None = None,
 ) -> PromotionCheckResult:
     """HitRate@k of the build on the QA set: a gold document in the top k."""
     items = load_promotion_qa_set(qa_set)
     started = time.perf_counter()
     hits = 0
     misses = []
-    with grpc.insecure_channel(addr) as channel:
-        stub = pb_grpc.RetrieverStub(channel)
+    with service_channel(addr, token) as ch:
+        stub = pb_grpc.RetrieverStub(ch)
         for item in items:
             reply = stub.Search(
                 pb.SearchRequest(
@@ -315,9 +323,9 @@ def run_promotion_check(
     )
 
 
-def live_build(addr: str) -> str:
-    with grpc.insecure_channel(addr) as channel:
-        stub = pb_grpc.RetrieverStub(channel)
+def live_build(addr: str, *, token: str | None = None) -> str:
+    with service_channel(addr, token) as ch:
+        stub = pb_grpc.RetrieverStub(ch)
         reply: pb.DescribeBuildResponse = stub.DescribeBuild(
             pb.DescribeBuildRequest(build="live"), timeout=30
         )
@@ -325,11 +333,16 @@ def live_build(addr: str) -> str:
 
 
 def promote(
-    addr: str, build_id: str, check: PromotionCheckResult | None, expected_live: str
+    addr: str,
+    build_id: str,
+    check: PromotionCheckResult | None,
+    expected_live: str,
+    *,
+    token: str | None = None,
 ) -> pb.AliasChange:
     """Point ``live`` at the build; ``check`` (None: skipped) is recorded in its manifest."""
-    with grpc.insecure_channel(addr) as channel:
-        stub = pb_grpc.RetrieverStub(channel)
+    with service_channel(addr, token) as ch:
+        stub = pb_grpc.RetrieverStub(ch)
         change: pb.AliasChange = stub.PromoteBuild(
             pb.PromoteBuildRequest(
                 build_id=build_id,
@@ -341,30 +354,28 @@ def promote(
         return change
 
 
-def rollback(addr: str) -> pb.AliasChange:
-    with grpc.insecure_channel(addr) as channel:
-        change: pb.AliasChange = pb_grpc.RetrieverStub(channel).RollbackBuild(
+def rollback(addr: str, *, token: str | None = None) -> pb.AliasChange:
+    with service_channel(addr, token) as ch:
+        change: pb.AliasChange = pb_grpc.RetrieverStub(ch).RollbackBuild(
             pb.RollbackBuildRequest(), timeout=60
         )
         return change
 
 
-def list_builds(addr: str) -> list[pb.BuildInfo]:
-    with grpc.insecure_channel(addr) as channel:
-        stub = pb_grpc.RetrieverStub(channel)
+def list_builds(addr: str, *, token: str | None = None) -> list[pb.BuildInfo]:
+    with service_channel(addr, token) as ch:
+        stub = pb_grpc.RetrieverStub(ch)
         return list(stub.ListBuilds(pb.ListBuildsRequest(), timeout=30).builds)
 
 
-def show_build(addr: str, name: str) -> pb.BuildInfo:
-    with grpc.insecure_channel(addr) as channel:
-        info: pb.BuildInfo = pb_grpc.RetrieverStub(channel).ShowBuild(
+def show_build(addr: str, name: str, *, token: str | None = None) -> pb.BuildInfo:
+    with service_channel(addr, token) as ch:
+        info: pb.BuildInfo = pb_grpc.RetrieverStub(ch).ShowBuild(
             pb.ShowBuildRequest(build=name), timeout=60
         )
         return info
 
 
-def delete_build(addr: str, build_id: str) -> None:
-    with grpc.insecure_channel(addr) as channel:
-        pb_grpc.RetrieverStub(channel).DeleteBuild(
-            pb.DeleteBuildRequest(build_id=build_id), timeout=60
-        )
+def delete_build(addr: str, build_id: str, *, token: str | None = None) -> None:
+    with service_channel(addr, token) as ch:
+        pb_grpc.RetrieverStub(ch).DeleteBuild(pb.DeleteBuildRequest(build_id=build_id), timeout=60)

@@ -137,7 +137,13 @@ def up(
     try:
         with console.status("Starting Redis server, retriever and generator…"):
             stack.start_backends()
-        _load(config.retriever_addr, kb or list(DEMO_KB), tenant="demo", groups=["public"])
+        _load(
+            config.retriever_addr,
+            kb or list(DEMO_KB),
+            tenant="demo",
+            groups=["public"],
+            token=config.service_token,
+        )
         with console.status("Starting gateway, ingest API and worker…"):
             stack.start_gateway()
             stack.start_ingest()
@@ -158,6 +164,10 @@ def up(
         console.print(
             f"  Webhooks: POST {config.ingest_url}/v1/webhooks/documents "
             f"(demo secret {config.webhook_secret}; docs/ingestion.md)"
+        )
+        console.print(
+            f"  Service token: {config.service_token_file} (for the ragway commands: "
+            f"export RAGWAY_SERVICE_TOKEN_FILE={config.service_token_file})"
         )
         if telegram:
             console.print(f"  Telegram bot: answering allow-listed users (log {stack.logs_dir}/)")
@@ -215,7 +225,10 @@ def kb_load(
         raise typer.Exit(1) from None
 
 
-def _load(addr: str, paths: list[Path], *, tenant: str, groups: list[str]) -> None:
+def _load(
+    addr: str, paths: list[Path], *, tenant: str, groups: list[str], token: str | None = None
+) -> None:
+    """``token``: the service token (None: the environment's, ragway_tools/channels.py)."""
     import grpc
 
     from ragway.kb import Defaults, DocumentError, discover, parse_document
@@ -243,7 +256,9 @@ def _load(addr: str, paths: list[Path], *, tenant: str, groups: list[str]) -> No
     with progress:
         task = progress.add_task("load", total=len(documents))
         try:
-            report = load_documents(addr, documents, on_document=lambda _: progress.advance(task))
+            report = load_documents(
+                addr, documents, on_document=lambda _: progress.advance(task), token=token
+            )
         except grpc.RpcError as exc:
             raise LaunchError(
                 f"the retriever at {addr} refused the documents: {exc.details()}"

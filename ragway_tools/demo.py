@@ -39,7 +39,7 @@ def demo_stack(
             stack.start_backends()
             folders = list(kb) or list(DEMO_KB)
             docs = [parse_document(p, r, Defaults()) for p, r in discover(folders)]
-            load_documents(stack.config.retriever_addr, docs)
+            load_documents(stack.config.retriever_addr, docs, token=stack.config.service_token)
             stack.start_gateway()
             yield stack
         finally:

@@ -13,6 +13,7 @@ import contextlib
 import importlib.util
 import os
 import random
+import secrets
 import signal
 import socket
 import subprocess
@@ -30,6 +31,7 @@ import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from pydantic import ValidationError
 
+from ragway.service_auth import token_from_environment
 from ragway_tools import llm_build
 from services.gateway.auth import KeyEntry, KeyFile
 
@@ -83,6 +85,10 @@ def free_port(host: str = "127.0.0.1") -> int:
     return port
 
 
+def _stack_token() -> str:
+    return token_from_environment() or secrets.token_urlsafe(32)
+
+
 @dataclass
 class StackConfig:
     data_dir: Path = Path("var")
@@ -103,10 +109,26 @@ class StackConfig:
     log_level: str | None = None  # None: RAGWAY_LOG_LEVEL from the environment, else INFO
     extra_env: dict[str, str] = field(default_factory=dict)
     start_timeout_s: float = 120.0
+    # Authentication is always on in a launched stack. The token the gRPC services
+    # require of their callers (ragway/service_auth.py): the one the environment names
+    # (so operator tools in the same environment reach the stack), else a fresh random
+    # one. The Redis password is fresh per stack. Both reach the parts through files
+    # under data_dir/secrets, readable by this user only.
+    service_token: str = field(default_factory=lambda: _stack_token(), repr=False)
+    redis_password: str = field(default_factory=lambda: secrets.token_urlsafe(32), repr=False)
 
     @property
     def redis_url(self) -> str:
-        return f"redis://{self.host}:{self.redis_port}/0"
+        """Carries the password: never log it (ragway.logs.redact_url)."""
+        return f"redis://:{self.redis_password}@{self.host}:{self.redis_port}/0"
+
+    @property
+    def secrets_dir(self) -> Path:
+        return self.data_dir / "secrets"
+
+    @property
+    def service_token_file(self) -> Path:
+        return self.secrets_dir / "service-token"
 
     @property
     def retriever_addr(self) -> str:
@@ -274,8 +296,12 @@ class Stack:
         c = self.config
         redis_dir = c.data_dir / "redis"
         redis_dir.mkdir(parents=True, exist_ok=True)
+        # The password goes in a config file only we can read, not on the command line,
+        # where every user of the machine would see it in ps.
+        conf = write_secret(c.secrets_dir / "redis.conf", f"requirepass {c.redis_password}\n")
         args = [
             str(valkey_binary()),
+            str(conf.resolve()),
             "--port", str(c.redis_port),
             "--bind", c.host,
             "--dir", str(redis_dir.resolve()),
@@ -285,7 +311,7 @@ class Stack:
             "--protected-mode", "yes",
         ]  # fmt: skip
         self._spawn("redis", args)
-        client = redis.Redis(host=c.host, port=c.redis_port)
+        client = redis.Redis.from_url(c.redis_url)
         self._wait("redis", lambda: bool(client.ping()))
         client.close()
 
@@ -398,6 +424,7 @@ class Stack:
                 "RAGWAY_INGEST_HOST": c.host,
                 "RAGWAY_INGEST_PORT": str(c.ingest_port),
                 "RAGWAY_WEBHOOK_SECRET": c.webhook_secret,
+                "RAGWAY_SERVICE_TOKEN_FILE": str(c.service_token_file.resolve()),
                 "OPENBLAS_NUM_THREADS": env.get("OPENBLAS_NUM_THREADS", "1"),
                 "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1"),
                 "HF_HUB_OFFLINE": "1",
@@ -410,6 +437,7 @@ class Stack:
         return env
 
     def _spawn(self, name: str, args: Sequence[str], env: dict[str, str] | None = None) -> None:
+        write_secret(self.config.service_token_file, self.config.service_token)
         log_path = self.logs_dir / f"{name}.log"
         with open(log_path, "ab") as log:
             # A new session per part: Ctrl-C in the terminal reaches the
@@ -455,6 +483,16 @@ class Stack:
             f"the {name} did not become ready in {self.config.start_timeout_s:.0f} s "
             f"(log: {part.log_path})"
         )
+
+
+def write_secret(path: Path, text: str) -> Path:
+    """Write ``text`` to a file only this user can read (made so before it holds anything)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        os.fchmod(fh.fileno(), 0o600)  # an older file keeps its mode through O_CREAT
+        fh.write(text)
+    return path
 
 
 def tail(path: Path, lines: int = 15) -> str:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-import grpc
-
 from ragway.kb import Document
 from ragway.v1 import retriever_pb2, retriever_pb2_grpc
+from ragway_tools.channels import service_channel
 
 BATCH = 64
 
@@ -30,14 +29,16 @@ def load_documents(
     origin: retriever_pb2.WriteOrigin.ValueType = retriever_pb2.WRITE_ORIGIN_UNSPECIFIED,
     on_document: Callable[[Document], None] | None = None,
     timeout_s: float = 120.0,
+    token: str | None = None,
 ) -> LoadReport:
     """Replace each document in the build: delete its old chunks, upsert the new ones.
 
     Both calls are idempotent (stable chunk ids), so a retried load converges.
+    ``token``: the service token (None: the environment's, ragway_tools/channels.py).
     """
     report = LoadReport()
-    with grpc.insecure_channel(addr) as channel:
-        stub = retriever_pb2_grpc.RetrieverStub(channel)
+    with service_channel(addr, token) as ch:
+        stub = retriever_pb2_grpc.RetrieverStub(ch)
         for batch in _batches(documents):
             # One Delete per tenant and one Upsert for the whole batch: the
             # retriever embeds the batch's chunks together (batching is most of

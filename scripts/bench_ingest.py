@@ -90,14 +90,14 @@ def bench_embedder(texts: list[str]) -> float:
 
 
 def bench_bulk(stack: Stack, docs: list[Document]) -> tuple[float, str, dict[str, Any]]:
-    import grpc
+    from ragway_tools.channels import service_channel
 
-    addr = stack.config.retriever_addr
+    addr, token = stack.config.retriever_addr, stack.config.service_token
     started = time.perf_counter()
-    with grpc.insecure_channel(addr) as channel:
+    with service_channel(addr, token) as channel:
         stub = pb_grpc.RetrieverStub(channel)
         info = stub.CreateBuild(pb.CreateBuildRequest(source="bench"), timeout=30)
-        load_documents(addr, docs, build=info.build_id, origin=pb.WRITE_ORIGIN_BULK)
+        load_documents(addr, docs, build=info.build_id, origin=pb.WRITE_ORIGIN_BULK, token=token)
         summary = summarize(SourceRead(documents=docs))
         stub.SealBuild(
             pb.SealBuildRequest(build_id=info.build_id, summary_json=json.dumps(summary)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+# Service authentication on everywhere (ragway/service_auth.py): every stack the tests
+# launch takes this token, and the tools the tests call in-process send it.
+os.environ["RAGWAY_SERVICE_TOKEN"] = secrets.token_urlsafe(32)
+os.environ.pop("RAGWAY_SERVICE_TOKEN_FILE", None)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

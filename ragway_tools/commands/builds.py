@@ -253,10 +253,9 @@ def ingest(
     retriever: Retriever = None,
 ) -> None:
     """Parse files and folders and write them into the live build (and the candidate)."""
-    import grpc as grpc_mod
-
     from ragway.v1 import retriever_pb2 as pb
     from ragway.v1 import retriever_pb2_grpc as pb_grpc
+    from ragway_tools.channels import service_channel
     from ragway_tools.loading import load_documents
 
     addr = retriever or _settings().retriever_addr
@@ -273,8 +272,8 @@ def ingest(
         if build:
             targets = [build]
         else:
-            with grpc_mod.insecure_channel(addr) as channel:
-                targets = target_builds(pb_grpc.RetrieverStub(channel))
+            with service_channel(addr) as ch:
+                targets = target_builds(pb_grpc.RetrieverStub(ch))
         with _progress("Indexing") as progress:
             task = progress.add_task("index", total=len(read.documents) * len(targets))
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import grpc
 import httpx
 
 from ragway.text import content_terms
 from ragway.v1 import retriever_pb2, retriever_pb2_grpc
+from ragway_tools.channels import service_channel
 from ragway_tools.evaluation.answers import SUPPORT_COVERAGE, cited_sentences, numbers
 
 STAGES = {
@@ -73,8 +73,8 @@ def retrieve_stages(
     retriever: str, question: str, tenant: str, groups: list[str], depth: int
 ) -> list[StageList]:
     out = []
-    with grpc.insecure_channel(retriever) as channel:
-        stub = retriever_pb2_grpc.RetrieverStub(channel)
+    with service_channel(retriever) as ch:
+        stub = retriever_pb2_grpc.RetrieverStub(ch)
         for stage, (mode, rerank) in STAGES.items():
             reply = stub.Search(
                 retriever_pb2.SearchRequest(

@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import grpc
-
 from ragway.stats import percentile
 from ragway.v1 import retriever_pb2, retriever_pb2_grpc
+from ragway_tools.channels import service_channel
 from ragway_tools.evaluation.beir import Dataset
 from ragway_tools.evaluation.metrics import DEFAULT_KS, evaluate
 
@@ -259,6 +258,7 @@ def indexed_retriever(
     from ragway_tools.launcher import Stack, StackConfig
 
     stack: Stack | None = None
+    token: str | None = None  # None: the environment's (ragway_tools/channels.py)
     if retriever is None:
         env = {"RAGWAY_INDEX_DIR": str(index_home / "index")}
         if reranker is not None:
@@ -266,11 +266,12 @@ def indexed_retriever(
         stack = Stack(StackConfig.on_free_ports(index_home, extra_env=env))
         stack.start_service("retriever")
         retriever = stack.config.retriever_addr
+        token = stack.config.service_token
     try:
-        with grpc.insecure_channel(
-            retriever, options=[("grpc.max_send_message_length", 32 * 1024 * 1024)]
-        ) as channel:
-            stub = retriever_pb2_grpc.RetrieverStub(channel)
+        with service_channel(
+            retriever, token, options=[("grpc.max_send_message_length", 32 * 1024 * 1024)]
+        ) as ch:
+            stub = retriever_pb2_grpc.RetrieverStub(ch)
             build = stub.DescribeBuild(retriever_pb2.DescribeBuildRequest(), timeout=30)
             if build.chunk_count != len(dataset.corpus):
                 index_corpus(stub, dataset, _advancer(progress, "indexing", len(dataset.corpus)))

@@ -16,6 +16,7 @@ from typing import Protocol
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from ragway.service_auth import aio_insecure_channel
 from ragway.v1 import generator_pb2, generator_pb2_grpc, retriever_pb2, retriever_pb2_grpc
 from services.gateway import metrics
 from services.gateway.resilience import (
@@ -55,6 +56,7 @@ class ServiceClients:
         backoff_s: float = 0.05,
         breaker_failures: int = 5,
         breaker_cooldown_s: float = 10.0,
+        service_token: str | None = None,
     ) -> None:
         self.attempts = attempts
         self.backoff_s = backoff_s
@@ -66,11 +68,12 @@ class ServiceClients:
         )
         metrics.BREAKERS.watch(self.retriever_breaker)
         metrics.BREAKERS.watch(self.generator_breaker)
-        self._retriever_channel = grpc.aio.insecure_channel(
-            retriever_addr, options=_CHANNEL_OPTIONS
+        # Every call carries the service token (ragway/service_auth.py) when one is set.
+        self._retriever_channel = aio_insecure_channel(
+            retriever_addr, service_token, options=_CHANNEL_OPTIONS
         )
-        self._generator_channel = grpc.aio.insecure_channel(
-            generator_addr, options=_CHANNEL_OPTIONS
+        self._generator_channel = aio_insecure_channel(
+            generator_addr, service_token, options=_CHANNEL_OPTIONS
         )
         self.retriever = retriever_pb2_grpc.RetrieverStub(self._retriever_channel)
         self.generator = generator_pb2_grpc.GeneratorStub(self._generator_channel)

@@ -52,6 +52,7 @@ stream it from `GET /v1/runs/{id}/events` (Server-Sent Events, resumable with
 def create_app(settings: GatewaySettings | None = None, *, with_executor: bool = True) -> FastAPI:
     settings = settings or GatewaySettings()
     registry = KeyRegistry.from_file(settings.api_keys_file)
+    service_token = settings.service_token_value()  # read now: a bad file fails the start
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -68,6 +69,7 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
             backoff_s=settings.grpc_backoff_s,
             breaker_failures=settings.breaker_failures,
             breaker_cooldown_s=settings.breaker_cooldown_s,
+            service_token=service_token,
         )
         app.state.store = RunStore(client)
         app.state.conversations = ConversationStore(client)

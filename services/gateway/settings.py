@@ -6,13 +6,12 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ragway.settings import ServiceSettings
+from ragway.settings import RedisClientSettings
 
 
-class GatewaySettings(ServiceSettings):
+class GatewaySettings(RedisClientSettings):
     gateway_host: str = "127.0.0.1"
     gateway_port: int = Field(default=8000, ge=0, le=65535)
-    redis_url: str = "redis://127.0.0.1:6379/0"
     # A Redis call that gets no answer this long fails (a partition hung it forever).
     # Longer than the longest blocking read (1 s: runs/follow.py, runs/queue.py).
     redis_socket_timeout_s: float = Field(default=5.0, ge=2.0, le=300)

@@ -18,7 +18,8 @@ PLACEHOLDER = "[instruction removed]"
 
 _PATTERNS = [
     # "ignore / disregard / forget … previous instructions / the rules / the prompt"
-    r"\b(?:ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,60}?"
+    # (a line break inside the phrase does not end it: "ignore\nprevious instructions")
+    r"\b(?:ignore|disregard|forget|override|bypass)\b[^.!?]{0,60}?"
     r"\b(?:instructions?|rules|prompts?|guidelines|polic(?:y|ies)|directives?)\b",
     # text that addresses the reader as a model
     r"\b(?:if|when|as|since)\s+you\s+are\s+(?:an?\s+|the\s+)?"
@@ -37,14 +38,20 @@ _SENTENCE = re.compile(r"[^\n]*?(?:[.!?]+(?=\s|$)|\n|$)")
 
 
 def redact_instructions(text: str) -> tuple[str, int]:
-    """``text`` with each sentence that addresses the model replaced; and how many were."""
-    if not _INSTRUCTION.search(text):
+    """``text`` with each sentence that addresses the model replaced; and how many were.
+
+    Matched over the whole text, so a phrase split across lines removes every
+    sentence (line) it touches.
+    """
+    hits = [m.span() for m in _INSTRUCTION.finditer(text)]
+    if not hits:
         return text, 0
     out: list[str] = []
     removed = 0
     for m in _SENTENCE.finditer(text):
         sentence = m.group(0)
-        if sentence and _INSTRUCTION.search(sentence):
+        start, end = m.span()
+        if sentence and any(a < end and start < b for a, b in hits):
             removed += 1
             tail = "\n" if sentence.endswith("\n") else ""
             lead = sentence[: len(sentence) - len(sentence.lstrip())]

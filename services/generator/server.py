@@ -10,6 +10,7 @@ from grpc_health.v1 import health
 
 from ragway.embedding import OnnxMiniLMEmbedder
 from ragway.grpc_server import SERVER_OPTIONS, add_health_and_reflection, bind, serve
+from ragway.service_auth import server_interceptors
 from ragway.v1 import generator_pb2, generator_pb2_grpc
 from services.generator.backends.base import GeneratorBackend
 from services.generator.backends.chat import ChatModel, LLMError
@@ -96,7 +97,10 @@ def _chat_model(settings: GeneratorSettings) -> ChatModel:
 
 def create_server(settings: GeneratorSettings) -> GeneratorServer:
     backend = build_backend(settings)
-    server = grpc.aio.server(options=SERVER_OPTIONS)
+    server = grpc.aio.server(
+        options=SERVER_OPTIONS,
+        interceptors=server_interceptors(settings.service_token_value(), "generator"),
+    )
     generator_pb2_grpc.add_GeneratorServicer_to_server(GeneratorServicer(settings, backend), server)
     health_servicer = add_health_and_reflection(server, [SERVICE_NAME])
     port = bind(server, settings.generator_listen)

@@ -5,9 +5,10 @@
 
 A delivery is checked in this order, and refused at the first failure, before
 anything is stored: size (413), signature and timestamp (401), delivery id
-(400), body (422). Accepted deliveries are recorded in Redis before the task is
-queued; when Redis or the broker is away the answer is 503 and nothing is kept,
-so the sender's retry is the delivery.
+(400), body (422), the body's tenant against the signing secret's tenants (403,
+services/ingest/senders.py). Accepted deliveries are recorded in Redis before the
+task is queued; when Redis or the broker is away the answer is 503 and nothing is
+kept, so the sender's retry is the delivery.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ from ragway.logs import configure
 from ragway.metrics import HttpMetrics, exposition
 from services.ingest.deliveries import DeliveryStore
 from services.ingest.models import PAYLOAD
+from services.ingest.senders import signing_keys
 from services.ingest.settings import IngestSettings
-from services.ingest.signing import SignatureError, verify
+from services.ingest.signing import SignatureError, verify_any
 from services.ingest.worker import TASK, create_celery
 
 log = logging.getLogger(__name__)
@@ -65,9 +67,8 @@ async def read_body(request: Request, limit: int) -> bytes | None:
 
 
 def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> FastAPI:
-    secret = settings.webhook_secret.get_secret_value()
-    if not secret:
-        raise ValueError("RAGWAY_WEBHOOK_SECRET is empty: set the webhook signing secret")
+    keys = signing_keys(settings.webhook_secret.get_secret_value(), settings.webhook_secrets_file)
+    secrets = [k.secret for k in keys]
     client = redis.Redis.from_url(settings.redis_url, socket_timeout=5)
     store = DeliveryStore(client, ttl_s=settings.delivery_ttl_s)
     broker = celery or create_celery(settings)
@@ -107,8 +108,8 @@ def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> Fas
         if body is None:
             return error(413, "body_too_large", f"the limit is {settings.max_body_bytes} bytes")
         try:
-            signed_at = verify(
-                secret,
+            signed_at, index = verify_any(
+                secrets,
                 timestamp=x_ragway_timestamp,
                 signature=x_ragway_signature,
                 delivery_id=x_ragway_delivery,
@@ -135,6 +136,18 @@ def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> Fas
             return error(422, "invalid_body", problems)
         delivery_id = x_ragway_delivery
         ref = payload.document
+        key = keys[index]
+        if not key.allows(ref.tenant):
+            # The tenant comes from the body: the secret that signed it must be bound to it.
+            log.warning(
+                "webhook refused",
+                extra={"code": "tenant_not_allowed", "sender": key.sender, "tenant": ref.tenant},
+            )
+            return error(
+                403,
+                "tenant_not_allowed",
+                f"this delivery's signing secret may not write documents of tenant {ref.tenant!r}",
+            )
         try:
             recorded = await run_in_threadpool(
                 store.record,
@@ -172,7 +185,10 @@ def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> Fas
                 await run_in_threadpool(store.forget, delivery_id)
             log.error("cannot queue", extra={"delivery_id": delivery_id, "error": str(exc)})
             return error(503, "queue_unavailable", f"cannot queue: {exc}", **{"Retry-After": "5"})
-        log.info("delivery queued", extra={"delivery_id": delivery_id, "event": payload.event})
+        log.info(
+            "delivery queued",
+            extra={"delivery_id": delivery_id, "event": payload.event, "sender": key.sender},
+        )
         return {"delivery_id": delivery_id, "status": "queued", "duplicate": not recorded.created}
 
     return app

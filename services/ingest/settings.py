@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field, SecretStr, model_validator
 
-from ragway.settings import ServiceSettings
+from ragway.settings import RedisClientSettings
 
 # Only `ragway up` and the tests use this; a deployment sets its own secret.
 DEMO_WEBHOOK_SECRET = "rgw-demo-webhook-secret"
 
 
-class IngestSettings(ServiceSettings):
+class IngestSettings(RedisClientSettings):
     ingest_host: str = "127.0.0.1"
     ingest_port: int = Field(default=7103, ge=1, le=65535)
-    redis_url: str = "redis://127.0.0.1:6390/0"
+    redis_url: str = "redis://127.0.0.1:6390/0"  # the password: RAGWAY_REDIS_PASSWORD(_FILE)
     # Celery's broker; empty = database 1 of the Redis at redis_url, so the
     # queues never mix with the gateway's keys.
     broker_url: str = ""
     retriever_addr: str = "127.0.0.1:7101"
-    # HMAC-SHA256 key shared with the webhook sender. Empty refuses to start.
+    # HMAC-SHA256 key shared with the webhook sender, valid for every tenant; and/or
+    # per-sender secrets bound to their tenants (services/ingest/senders.py). With
+    # neither the API refuses to start.
     webhook_secret: SecretStr = SecretStr("")
+    webhook_secrets_file: Path | None = None
     # Signed timestamps older or newer than this are refused (replay window).
     webhook_tolerance_s: int = Field(default=300, ge=1, le=3600)
     # Delivery ids are remembered this long (must exceed the sender's retry span).

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from collections.abc import Sequence
 
 SCHEME = "sha256="
 _DIGEST = re.compile(r"sha256=[0-9a-fA-F]{64}")
@@ -70,3 +71,38 @@ def verify(
             f"the signed timestamp is {int(now - ts)} s from now; the limit is {tolerance_s} s",
         )
     return ts
+
+
+def verify_any(
+    secrets: Sequence[str],
+    *,
+    timestamp: str | None,
+    signature: str | None,
+    delivery_id: str | None,
+    body: bytes,
+    now: float,
+    tolerance_s: int,
+) -> tuple[int, int]:
+    """(signed timestamp, index of the secret that verified it); SignatureError otherwise.
+
+    Each secret is tried in turn (rotation keeps two per sender); a problem other
+    than a non-matching digest (missing header, malformed value, stale timestamp)
+    is the answer at once.
+    """
+    for index, secret in enumerate(secrets):
+        try:
+            ts = verify(
+                secret,
+                timestamp=timestamp,
+                signature=signature,
+                delivery_id=delivery_id,
+                body=body,
+                now=now,
+                tolerance_s=tolerance_s,
+            )
+        except SignatureError as exc:
+            if exc.code != "invalid_signature" or not _DIGEST.fullmatch(signature or ""):
+                raise
+            continue
+        return ts, index
+    raise SignatureError("invalid_signature", "the signature does not match the body")

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-import grpc
 import redis
 from celery import Celery, Task, signals
 
 from ragway import telemetry
 from ragway.logs import configure
+from ragway.service_auth import insecure_channel
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
 from services.ingest.apply import PermanentError, TransientError, process
 from services.ingest.deliveries import TERMINAL, DeliveryStore
@@ -70,7 +70,7 @@ def _tracing(**_: Any) -> None:
 def _deps() -> tuple[DeliveryStore, pb_grpc.RetrieverStub]:
     """One Redis client and one gRPC channel per worker process, made on first use."""
     store = DeliveryStore(redis.Redis.from_url(settings.redis_url), ttl_s=settings.delivery_ttl_s)
-    channel = grpc.insecure_channel(settings.retriever_addr)
+    channel = insecure_channel(settings.retriever_addr, settings.service_token_value())
     return store, pb_grpc.RetrieverStub(channel)
 
 

@@ -12,6 +12,7 @@ from grpc_health.v1 import health
 
 from ragway.embedding import OnnxMiniLMEmbedder
 from ragway.grpc_server import SERVER_OPTIONS, add_health_and_reflection, bind, serve
+from ragway.service_auth import server_interceptors
 from ragway.v1 import retriever_pb2, retriever_pb2_grpc
 from services.retriever.backends import create_engines
 from services.retriever.catalog import BuildCatalog
@@ -64,7 +65,10 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
         rerank_depth=settings.rerank_depth,
         rrf_k=settings.rrf_k,
     )
-    server = grpc.aio.server(options=SERVER_OPTIONS)
+    server = grpc.aio.server(
+        options=SERVER_OPTIONS,
+        interceptors=server_interceptors(settings.service_token_value(), "retriever"),
+    )
     retriever_pb2_grpc.add_RetrieverServicer_to_server(
         RetrieverServicer(settings, catalog, searcher, embedder, executor), server
     )

@@ -54,7 +54,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             parse_document(path, root, Defaults(tenant="demo", groups=("public",)))
             for path, root in discover([ROOT / "docs", ROOT / "kb/demo", FIXTURES / "kb"])
         ]
-        load_documents(config.retriever_addr, docs)
+        load_documents(config.retriever_addr, docs, token=config.service_token)
         s.start_gateway()
         yield s
     finally:
@@ -73,6 +73,7 @@ def own_redis(shared: Stack, data: Path, env: dict[str, str]) -> Iterator[Stack]
         data,
         retriever_port=shared.config.retriever_port,
         generator_port=shared.config.generator_port,
+        service_token=shared.config.service_token,
         api_keys_file=FIXTURES / "api-keys.yaml",
         extra_env=env,
     )

@@ -23,6 +23,7 @@ def fragile(stack: Stack, tmp_path: Path) -> Iterator[Stack]:
     config = StackConfig.on_free_ports(
         tmp_path,
         generator_port=stack.config.generator_port,
+        service_token=stack.config.service_token,
         api_keys_file=FIXTURES / "api-keys.yaml",
         extra_env={
             "RAGWAY_BREAKER_FAILURES": "2",

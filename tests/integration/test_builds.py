@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from ragway.kb import Defaults, Document
 from ragway_tools import build_client as b
+from ragway_tools.channels import service_channel
 from ragway_tools.cli import app
 from ragway_tools.launcher import Stack, StackConfig
 from services.ingest.deliveries import DeliveryStore
@@ -147,7 +148,7 @@ def test_promotion_refuses_a_build_that_fails_its_checks(private: Stack) -> None
     result = gate(addr, partial.info.build_id)
     assert not result.passed and result.hits == 1 and len(result.misses) == 3
     # A build never sealed (still 'building') is refused by the retriever itself.
-    with grpc.insecure_channel(addr) as channel:
+    with service_channel(addr) as channel:
         from ragway.v1 import retriever_pb2 as pb
         from ragway.v1 import retriever_pb2_grpc as pb_grpc
 

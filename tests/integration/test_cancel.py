@@ -27,6 +27,7 @@ def slow(stack: Stack, tmp_path: Path) -> Iterator[Stack]:
     config = StackConfig.on_free_ports(
         tmp_path,
         retriever_port=stack.config.retriever_port,
+        service_token=stack.config.service_token,
         api_keys_file=FIXTURES / "api-keys.yaml",
         extra_env={"RAGWAY_FAULT_DELTA_DELAY_MS": str(DELAY_MS)},
     )
@@ -71,8 +72,8 @@ def test_cancelling_mid_answer_stops_the_generator_and_ends_the_stream(slow: Sta
     assert "generation cancelled by the caller" in (slow.logs_dir / "generator.log").read_text()
 
 
-async def queue_and_cancel(port: int) -> str:
-    store = RunStore(aioredis.Redis(port=port))
+async def queue_and_cancel(url: str) -> str:
+    store = RunStore(aioredis.Redis.from_url(url))
     await store.ensure_queue()
     record = demo_record()
     await store.create(record, {"question": QUESTION}, None, 60)
@@ -81,7 +82,7 @@ async def queue_and_cancel(port: int) -> str:
 
 
 def test_a_run_cancelled_while_queued_never_starts(slow: Stack) -> None:
-    run_id = asyncio.run(queue_and_cancel(slow.config.redis_port))
+    run_id = asyncio.run(queue_and_cancel(slow.config.redis_url))
     slow.start_gateway()  # its executor takes the queued run and sees the flag
     with httpx.Client(base_url=slow.config.gateway_url, timeout=30) as api:
         events = read_events(api, run_id, auth("demo"))
@@ -114,7 +115,7 @@ def test_finished_runs_expire_and_then_point_to_their_record(
 ) -> None:
     run_id = start_run(api, QUESTION, auth("demo"))
     events = read_events(api, run_id, auth("demo"))
-    r = redis.Redis(port=stack.config.redis_port)
+    r = redis.Redis.from_url(stack.config.redis_url)
     # Retention is key expiry after the run ends, never trimming a live stream.
     assert 0 < r.ttl(events_key(run_id)) <= 24 * 3600
     assert 24 * 3600 < r.ttl(run_key(run_id)) <= 7 * 24 * 3600

@@ -86,8 +86,8 @@ class Frozen(RunStore):
         return True
 
 
-async def scenario(port: int) -> tuple[list[tuple[str, dict[str, Any]]], list[Any]]:
-    client = aioredis.Redis(port=port)
+async def scenario(url: str) -> tuple[list[tuple[str, dict[str, Any]]], list[Any]]:
+    client = aioredis.Redis.from_url(url)
     store_a, store_b = Frozen(client), RunStore(client)
     await store_a.ensure_queue()
     record = demo_record()
@@ -129,7 +129,7 @@ async def scenario(port: int) -> tuple[list[tuple[str, dict[str, Any]]], list[An
 
 
 def test_a_frozen_executor_cannot_write_after_its_run_was_taken_over(redis_only: Stack) -> None:
-    log, pending = asyncio.run(scenario(redis_only.config.redis_port))
+    log, pending = asyncio.run(scenario(redis_only.config.redis_url))
     types = [t for t, _ in log]
     assert sum(t in TERMINAL_EVENTS for t in types) == 1, types
     assert types[-1] == "run.completed", types

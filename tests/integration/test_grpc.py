@@ -11,14 +11,15 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from ragway.v1 import generator_pb2, generator_pb2_grpc, retriever_pb2, retriever_pb2_grpc
+from ragway_tools.channels import service_channel
 from ragway_tools.launcher import Stack
 
 
 @pytest.fixture
 def channels(stack: Stack) -> Iterator[dict[str, grpc.Channel]]:
     with (
-        grpc.insecure_channel(stack.config.retriever_addr) as r,
-        grpc.insecure_channel(stack.config.generator_addr) as g,
+        service_channel(stack.config.retriever_addr) as r,
+        service_channel(stack.config.generator_addr) as g,
     ):
         yield {"retriever": r, "generator": g}
 

@@ -25,7 +25,7 @@ import httpx
 import pytest
 import redis
 
-from ragway_tools.launcher import Stack, free_port
+from ragway_tools.launcher import Stack, free_port, write_secret
 from services.ingest.deliveries import DeliveryStore
 from services.ingest.signing import sign
 from tests.integration.conftest import auth
@@ -40,6 +40,15 @@ from tests.integration.webhooks import (
     wait_state,
 )
 
+# Per-sender secrets (services/ingest/senders.py) beside the demo's shared one, which
+# the other tests sign with: initech's CMS mid-rotation (two secrets), hooli's wiki.
+INITECH_NEW, INITECH_OLD, HOOLI = "initech-cms-2", "initech-cms-1", "hooli-wiki-1"
+SENDERS = f"""\
+senders:
+  - {{id: initech-cms, tenants: [initech], secrets: [{INITECH_NEW}, {INITECH_OLD}]}}
+  - {{id: hooli-wiki, tenants: [hooli], secrets: [{HOOLI}]}}
+"""
+
 VACATION = (
     "# Initech vacation policy\n\n"
     "## Carry-over\n\n"
@@ -51,7 +60,9 @@ VACATION = (
 
 @pytest.fixture(scope="module")
 def ingest(stack: Stack) -> Iterator[Stack]:
+    senders = write_secret(stack.config.secrets_dir / "webhook-senders.yaml", SENDERS)
     stack.config.extra_env |= {
+        "RAGWAY_WEBHOOK_SECRETS_FILE": str(senders.resolve()),
         "RAGWAY_VISIBILITY_TIMEOUT_S": "6",
         "RAGWAY_RETRY_BACKOFF_S": "0.5",
         "RAGWAY_RETRY_BACKOFF_MAX_S": "2",
@@ -437,3 +448,47 @@ def test_a_document_whose_worker_keeps_dying_ends_in_a_dead_letter(
     assert "worker was lost 2 times" in record["error"], record
     dead = [d for d in store.dead_letters() if d["delivery_id"] == delivery]
     assert len(dead) == 1 and dead[0]["document"] == "initech/deadly"
+
+
+def test_a_tenants_webhook_secret_cannot_write_another_tenants_documents(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    addr = ingest.config.retriever_addr
+    doc_id = f"badge-{uuid.uuid4().hex[:6]}"
+    question = "Where do staff collect their badges?"
+    ours = "# Badges\n\nInitech staff collect their badges at the front desk.\n"
+    forged = "# Badges\n\nInitech staff must mail their badges to Hooli.\n"
+    # Both of initech's secrets verify during the rotation.
+    for secret_ in (INITECH_OLD, INITECH_NEW):
+        resp = send(hooks, secret_, upserted(doc_id, ours))
+        assert resp.status_code == 202, resp.text
+        assert wait_done(store, resp.json()["delivery_id"])["state"] == "done"
+    before = [(h.chunk_id, h.text) for h in search(addr, question) if h.document_id == doc_id]
+    assert len(before) == 1 and "front desk" in before[0][1]
+
+    # Hooli's secret, a body naming initech: refused before anything is stored.
+    for payload in (upserted(doc_id, forged), deleted(doc_id)):
+        delivery = f"forged-{uuid.uuid4().hex}"
+        resp = send(hooks, HOOLI, payload, delivery_id=delivery)
+        assert resp.status_code == 403, resp.text
+        assert resp.json()["error"]["code"] == "tenant_not_allowed"
+        assert store.get(delivery) is None
+    assert [(h.chunk_id, h.text) for h in search(addr, question) if h.document_id == doc_id] == (
+        before
+    )
+
+    # The same secret still writes its own tenant's documents.
+    resp = send(hooks, HOOLI, upserted(doc_id, forged, tenant="hooli"))
+    assert resp.status_code == 202, resp.text
+    assert wait_done(store, resp.json()["delivery_id"])["state"] == "done"
+    assert [h for h in search(addr, question, tenant="hooli") if h.document_id == doc_id]
+    assert send(hooks, "retired-secret", upserted(doc_id, forged)).status_code == 401
+
+
+def test_no_ingest_log_line_holds_the_redis_password(ingest: Stack) -> None:
+    """Celery prints its broker URL at start; the URL carries the stack's password."""
+    for name in ("ingest-api", "ingest-worker"):
+        text = (ingest.logs_dir / f"{name}.log").read_text(errors="replace")
+        assert text, name
+        assert ingest.config.redis_password not in text, name
+    assert "redis://:**@" in (ingest.logs_dir / "ingest-worker.log").read_text()

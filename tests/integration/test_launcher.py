@@ -70,12 +70,15 @@ def test_a_second_ctrl_c_while_stopping_still_stops_everything_cleanly(tmp_path:
     ports = [str(free_port()) for _ in range(5)]
     flags = ["--port", "--redis-port", "--retriever-port", "--generator-port", "--ingest-port"]
     args = [a for pair in zip(flags, ports, strict=True) for a in pair]
+    # No token in the environment: ragway up draws its own and must use it itself (the
+    # demo knowledge base is loaded with it before "Press Ctrl-C to stop").
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGWAY_SERVICE_TOKEN")}
     proc = subprocess.Popen(
         [str(Path(sys.executable).parent / "ragway"), "up", *args, "--data-dir", str(tmp_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env=os.environ | {"COLUMNS": "200"},
+        env=env | {"COLUMNS": "200"},
     )
     assert proc.stdout is not None
     lines = []
@@ -85,6 +88,9 @@ def test_a_second_ctrl_c_while_stopping_still_stops_everything_cleanly(tmp_path:
             break
     else:
         pytest.fail("ragway up never became ready:\n" + "".join(lines))
+    token_file = tmp_path / "secrets" / "service-token"
+    assert any(f"Service token: {token_file}" in line for line in lines), lines
+    assert token_file.stat().st_mode & 0o077 == 0 and len(token_file.read_text()) >= 32
     proc.send_signal(signal.SIGINT)
     time.sleep(0.3)  # inside the shutdown now
     proc.send_signal(signal.SIGINT)

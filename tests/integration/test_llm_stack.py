@@ -6,15 +6,16 @@ session's retriever (and its loaded knowledge base).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import grpc
 import httpx
 import pytest
 
 from ragway.v1 import generator_pb2, generator_pb2_grpc
+from ragway_tools.channels import service_channel
 from ragway_tools.launcher import LaunchError, Stack, StackConfig
 from services.generator.grounding import check_answer
 from services.generator.prompts import PromptTemplate
@@ -32,6 +33,7 @@ def _stack(stack: Stack, data: Path, env: dict[str, str]) -> Stack:
     config = StackConfig.on_free_ports(
         data,
         retriever_port=stack.config.retriever_port,
+        service_token=stack.config.service_token,
         api_keys_file=FIXTURES / "api-keys.yaml",
         extra_env=env,
     )
@@ -113,7 +115,7 @@ def test_a_checked_llm_answer_is_recorded_with_model_and_prompt_version(
     assert seen.body["model"] == MODEL
     user = seen.body["messages"][1]["content"]  # type: ignore[index]
     assert user.endswith(f"Question: {QUESTION}")
-    assert '<passage id="1"' in user
+    assert re.search(r'<passage-[0-9a-f]{16} id="1"', user)
 
 
 def test_no_first_token_gives_the_extractive_answer_recorded_as_degraded(
@@ -203,7 +205,7 @@ PASSAGES = [
 def test_the_local_model_answers_over_grpc_held_to_the_evidence(llama_generator: Stack) -> None:
     from services.generator.backends.base import Passage
 
-    with grpc.insecure_channel(llama_generator.config.generator_addr) as channel:
+    with service_channel(llama_generator.config.generator_addr) as channel:
         stub = generator_pb2_grpc.GeneratorStub(channel)
         request = generator_pb2.GenerateRequest(question=QUESTION, passages=PASSAGES, run_id="t")
         replies = list(stub.Generate(request, timeout=60))

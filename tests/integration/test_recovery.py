@@ -31,9 +31,9 @@ def own(stack: Stack, tmp_path: Path) -> Iterator[Stack]:
         yield s
 
 
-async def accept_and_abandon(port: int) -> str:
+async def accept_and_abandon(url: str) -> str:
     """What a gateway does before it dies mid-run: accept, take the run, start, stream a bit."""
-    client = aioredis.Redis(port=port)
+    client = aioredis.Redis.from_url(url)
     store = RunStore(client)
     await store.ensure_queue()
     record = demo_record()
@@ -51,7 +51,7 @@ async def accept_and_abandon(port: int) -> str:
 
 
 def test_a_run_whose_executor_died_is_finished_by_another_replica(own: Stack) -> None:
-    run_id = asyncio.run(accept_and_abandon(own.config.redis_port))
+    run_id = asyncio.run(accept_and_abandon(own.config.redis_url))
     own.start_gateway()  # a live replica: it must reclaim the silent run after the lease
     with httpx.Client(base_url=own.config.gateway_url, timeout=30) as api:
         events = read_events(api, run_id, auth("demo"))
@@ -91,14 +91,14 @@ def test_runs_survive_a_redis_restart_and_the_gateway_reports_the_outage(own: St
         assert after[-1].event == "run.completed"
 
 
-async def finish_without_terminal_event(port: int) -> str:
+async def finish_without_terminal_event(url: str) -> str:
     """An executor that died between saving the final record and appending the final event.
 
     Before the two became one transaction (RunStore.finish) this state was one
     kill -9 (of a gateway or of Redis) away; a log written by such a version
     can still be in Redis after an upgrade.
     """
-    client = aioredis.Redis(port=port)
+    client = aioredis.Redis.from_url(url)
     store = RunStore(client)
     await store.ensure_queue()
     record = demo_record()
@@ -115,7 +115,7 @@ async def finish_without_terminal_event(port: int) -> str:
 
 
 def test_a_finished_run_whose_terminal_event_was_lost_still_ends_its_streams(own: Stack) -> None:
-    run_id = asyncio.run(finish_without_terminal_event(own.config.redis_port))
+    run_id = asyncio.run(finish_without_terminal_event(own.config.redis_url))
     own.start_gateway()  # reclaims the entry after the lease and repairs the log
     with httpx.Client(base_url=own.config.gateway_url, timeout=30) as api:
         deadline = time.monotonic() + 30
@@ -128,9 +128,9 @@ def test_a_finished_run_whose_terminal_event_was_lost_still_ends_its_streams(own
         assert (record["status"], record["attempts"]) == ("succeeded", 1)  # not run again
 
 
-async def accept_without_queueing(port: int) -> str:
+async def accept_without_queueing(url: str) -> str:
     """A run record and its first event, but no queue entry: its stream stays idle."""
-    client = aioredis.Redis(port=port)
+    client = aioredis.Redis.from_url(url)
     record = demo_record()
     accepted = RunAcceptedEvent(run_id=record.id, question=record.question)
     # Written as store.create would, less its queue entry (no executor ever holds it).
@@ -142,7 +142,7 @@ async def accept_without_queueing(port: int) -> str:
 
 def test_an_idle_stream_carries_heartbeat_comments(own: Stack) -> None:
     own.start_gateway()
-    run_id = asyncio.run(accept_without_queueing(own.config.redis_port))
+    run_id = asyncio.run(accept_without_queueing(own.config.redis_url))
     lines: list[str] = []
     with (
         httpx.Client(base_url=own.config.gateway_url, timeout=30) as api,
@@ -158,7 +158,7 @@ def test_an_idle_stream_carries_heartbeat_comments(own: Stack) -> None:
 
 def test_a_stopping_gateway_ends_open_streams_with_a_closing_event(own: Stack) -> None:
     own.start_gateway()
-    run_id = asyncio.run(accept_without_queueing(own.config.redis_port))
+    run_id = asyncio.run(accept_without_queueing(own.config.redis_url))
     gateway = own.part("gateway").process
     lines: list[str] = []
     with (

@@ -40,7 +40,7 @@ def traced(tmp_path: Path) -> Iterator[Stack]:
             parse_document(path, root, Defaults(tenant="demo", groups=("public",)))
             for path, root in discover([ROOT / "kb/demo"])
         ]
-        load_documents(config.retriever_addr, docs)
+        load_documents(config.retriever_addr, docs, token=config.service_token)
         s.start_gateway()
         yield s
     finally:

@@ -67,10 +67,11 @@ def slow(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sta
         parse_document(path, root, Defaults(tenant="hostile", groups=("public",)))
         for path, root in discover([kb])
     ]
-    load_documents(stack.config.retriever_addr, docs)
+    load_documents(stack.config.retriever_addr, docs, token=stack.config.service_token)
     config = StackConfig.on_free_ports(
         tmp / "stack",
         retriever_port=stack.config.retriever_port,
+        service_token=stack.config.service_token,
         api_keys_file=FIXTURES / "api-keys.yaml",
         extra_env={"RAGWAY_FAULT_DELTA_DELAY_MS": str(DELAY_MS)},
     )

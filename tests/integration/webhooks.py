@@ -7,11 +7,11 @@ import time
 import uuid
 from typing import Any
 
-import grpc
 import httpx
 
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
+from ragway_tools.channels import service_channel
 from services.ingest.deliveries import TERMINAL, DeliveryStore
 from services.ingest.signing import sign
 
@@ -82,7 +82,7 @@ def search(
     groups: tuple[str, ...] = ("staff",),
     build: str = "",
 ) -> list[pb.SearchHit]:
-    with grpc.insecure_channel(addr) as channel:
+    with service_channel(addr) as channel:
         reply = pb_grpc.RetrieverStub(channel).Search(
             pb.SearchRequest(
                 query=query,
@@ -98,7 +98,7 @@ def search(
 
 
 def chunk_count(addr: str, build: str = "") -> int:
-    with grpc.insecure_channel(addr) as channel:
+    with service_channel(addr) as channel:
         reply = pb_grpc.RetrieverStub(channel).DescribeBuild(
             pb.DescribeBuildRequest(build=build), timeout=30
         )

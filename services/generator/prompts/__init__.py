@@ -1,17 +1,21 @@
 """The versioned prompt contract: templates in files, passages enclosed as data.
 
 The system message holds the policy; the user message holds the passages, each
-inside ``<passage id="n" …>`` tags, and then the question. Retrieved text never
-reaches the system message. Before a passage is enclosed, anything that could
-close the data block or open a role (``</passage>``, ``<system>``) is defused,
-the refusal marker is removed, and sentences that address the model with
-instructions are replaced (``services.generator.injection``).
+inside ``<passage-NONCE id="n" …>`` tags, and then the question. Retrieved text never
+reaches the system message. The boundary cannot be forged: NONCE is random per
+request (``{nonce}`` in the template), so no document can write the tag that closes
+its block or opens another. As defence in depth, before a passage is enclosed any
+tag-like text that could read as a boundary or a role (``</passage>``,
+``< /passage>``, ``<system>``, in any spacing) is defused, the refusal marker and
+the nonce are removed, and sentences that address the model with instructions are
+replaced (``services.generator.injection``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +28,12 @@ from services.generator.injection import redact_instructions
 
 PROMPTS_DIR = Path(__file__).resolve().parent
 DEFAULT_PROMPT = PROMPTS_DIR / "grounded-answer.yaml"
-_TAG = re.compile(r"<(/?\s*(?:passages?|system|user|assistant|instructions?|question)\b)", re.I)
+# "<" opening a reserved tag, whatever spacing, slashes or invisible characters come
+# between it and the name ("< /passage>", "<\n/ passage>", "<\u200b/system>").
+_TAG = re.compile(
+    r"<(?=[\s/\u200b-\u200d\u2060\ufeff]*(?:passages?|system|user|assistant|instructions?|question)\b)",
+    re.I,
+)
 _REQUIRED = ("name", "version", "refusal_marker", "system", "passage", "user")
 
 
@@ -37,6 +46,8 @@ class RenderedPrompt:
     messages: list[dict[str, str]]
     # Passage numbers whose text lost a sentence that addressed the model.
     redacted: dict[int, int]
+    # The request's boundary code: the tags that enclose the passages carry it.
+    nonce: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,30 +92,36 @@ class PromptTemplate:
     ) -> RenderedPrompt:
         blocks: list[str] = []
         redacted: dict[int, int] = {}
+        nonce = secrets.token_hex(8)  # 64 random bits per request, never stored
         for p in passages:
             text, removed = redact_instructions(p.text)
             if removed:
                 redacted[p.number] = removed
             blocks.append(
                 self.passage.format(
+                    nonce=nonce,
                     number=p.number,
-                    title=self._attribute(p.title),
-                    section=self._attribute(p.section),
-                    text=self._data(text),
+                    title=self._attribute(p.title, nonce),
+                    section=self._attribute(p.section, nonce),
+                    text=self._data(text, nonce),
                 ).strip()
             )
         system = self.system.format(
-            refusal_marker=self.refusal_marker, max_sentences=max_sentences
+            refusal_marker=self.refusal_marker, max_sentences=max_sentences, nonce=nonce
         ).strip()
-        user = self.user.format(passages="\n".join(blocks), question=self._data(question)).strip()
+        user = self.user.format(
+            nonce=nonce, passages="\n".join(blocks), question=self._data(question, nonce)
+        ).strip()
         return RenderedPrompt(
             messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
             redacted=redacted,
+            nonce=nonce,
         )
 
-    def _data(self, text: str) -> str:
+    def _data(self, text: str, nonce: str) -> str:
         """Text that stays data: no tag can close the block, no marker can fake a refusal."""
-        return _TAG.sub(r"&lt;\1", text.replace(self.refusal_marker, "[marker removed]"))
+        text = text.replace(self.refusal_marker, "[marker removed]").replace(nonce, "")
+        return _TAG.sub("&lt;", text)
 
-    def _attribute(self, text: str) -> str:
-        return self._data(text).replace('"', "'").replace("\n", " ")
+    def _attribute(self, text: str, nonce: str) -> str:
+        return self._data(text, nonce).replace('"', "'").replace("\n", " ")

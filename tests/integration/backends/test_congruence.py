@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import grpc
 import pytest
 import yaml
 from opensearchpy import OpenSearch
@@ -24,6 +23,7 @@ from qdrant_client import QdrantClient
 
 from ragway.kb import Defaults, Document, discover, parse_document
 from ragway.v1 import retriever_pb2, retriever_pb2_grpc
+from ragway_tools.channels import service_channel
 from ragway_tools.evaluation.congruence import LUCENE_TO_TANTIVY, compare_top
 from ragway_tools.launcher import Stack, StackConfig
 from ragway_tools.loading import load_documents
@@ -108,7 +108,7 @@ def test_qdrant_client_ranks_as_the_embedded_engine(
 
 
 def _search(addr: str, query: str, mode: int, groups: list[str]) -> list[str]:
-    with grpc.insecure_channel(addr) as channel:
+    with service_channel(addr) as channel:
         stub = retriever_pb2_grpc.RetrieverStub(channel)
         reply = stub.Search(
             retriever_pb2.SearchRequest(
@@ -146,7 +146,7 @@ def retrievers(
             config = StackConfig.on_free_ports(tmp_path_factory.mktemp(name), extra_env=env)
             stacks[name] = Stack(config)
             stacks[name].start_service("retriever")
-            load_documents(config.retriever_addr, documents())
+            load_documents(config.retriever_addr, documents(), token=config.service_token)
         yield {"addrs": {n: s.config.retriever_addr for n, s in stacks.items()}, "prefix": prefix}
     finally:
         for s in stacks.values():
@@ -181,7 +181,7 @@ def test_the_live_alias_is_published_on_opensearch(
 
 
 def _update_access(addr: str, document_id: str, groups: list[str]) -> int:
-    with grpc.insecure_channel(addr) as channel:
+    with service_channel(addr) as channel:
         reply = retriever_pb2_grpc.RetrieverStub(channel).UpdateAccess(
             retriever_pb2.UpdateAccessRequest(
                 tenant="demo", document_id=document_id, access_groups=groups
@@ -208,7 +208,7 @@ def test_an_access_change_reaches_a_retriever_on_opensearch(retrievers: dict[str
             assert _update_access(addr, runbook, ["public", "sre"]) > 0
         assert seen(addrs["servers"]) and seen(addrs["embedded"])
         # Another tenant's document of the same id is not there to change.
-        with grpc.insecure_channel(addrs["servers"]) as channel:
+        with service_channel(addrs["servers"]) as channel:
             other = retriever_pb2_grpc.RetrieverStub(channel).UpdateAccess(
                 retriever_pb2.UpdateAccessRequest(
                     tenant="acme", document_id=runbook, access_groups=["public"]
