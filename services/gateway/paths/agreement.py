@@ -16,8 +16,9 @@ every one of these holds:
 
 from __future__ import annotations
 
+import functools
 import re
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
 from ragway.text import STOPWORDS, stem, words
@@ -25,6 +26,12 @@ from services.gateway.runs.models import RunRecord
 
 _MARKER = re.compile(r"\[\d+\]")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
+# The report is re-judged after every finished run over the same pairs: a pair's
+# verdict is kept (keyed by what it reads, so a record that changed is judged anew),
+# and stems too. Bounded, oldest out first.
+_KEPT_PAIRS = 20_000
+_verdicts: OrderedDict[tuple[object, ...], Agreement] = OrderedDict()
+_stem = functools.lru_cache(maxsize=50_000)(stem)
 _NEGATIONS = frozenset({"not", "no", "never", "none", "cannot", "nothing", "neither", "nor"})
 
 
@@ -45,7 +52,7 @@ def _negations(text: str) -> Counter[str]:
 
 
 def _terms(text: str) -> Counter[str]:
-    return Counter(stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1)
+    return Counter(_stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1)
 
 
 def term_f1(a: str, b: str) -> float:
@@ -59,7 +66,22 @@ def term_f1(a: str, b: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+def _reads(record: RunRecord) -> tuple[object, ...]:
+    docs = tuple(sorted({c.document_id for c in record.citations}))
+    return record.id, bool(record.refused), record.answer, docs
+
+
 def compare(served: RunRecord, shadow: RunRecord, min_overlap: float) -> Agreement:
+    key = (min_overlap, *(_reads(r) for r in (served, shadow)))
+    found = _verdicts.get(key)
+    if found is None:
+        found = _verdicts[key] = _compare(served, shadow, min_overlap)
+        if len(_verdicts) > _KEPT_PAIRS:
+            _verdicts.popitem(last=False)
+    return found
+
+
+def _compare(served: RunRecord, shadow: RunRecord, min_overlap: float) -> Agreement:
     if bool(served.refused) != bool(shadow.refused):
         return Agreement(False, "refusal_changed", None)
     if served.refused:
