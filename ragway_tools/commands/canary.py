@@ -114,6 +114,12 @@ def paths_set(
     min_support: Annotated[
         float | None, typer.Option(help="Refusal threshold 0-1 (default: the generator's)")
     ] = None,
+    generator_backend: Annotated[
+        str, typer.Option(help="extractive, openai or llama: the generator must serve it")
+    ] = "",
+    generator_model: Annotated[
+        str, typer.Option(help="Model the generator must serve (e.g. extractive-v2)")
+    ] = "",
     prompt_label: Annotated[str, typer.Option(help="Prompt version label")] = "",
     note: Annotated[str, typer.Option(help="Why this version")] = "",
     url: Url = DEFAULT_URL,
@@ -123,6 +129,7 @@ def paths_set(
     body = {
         "build": build, "mode": mode, "top_k": top_k, "candidate_depth": candidate_depth,
         "rerank": rerank, "max_output_tokens": max_output_tokens, "min_support": min_support,
+        "generator_backend": generator_backend, "generator_model": generator_model,
         "prompt_label": prompt_label, "note": note,
     }  # fmt: skip
     stored = _call("PUT", url, key, f"/paths/{name}", body=body)

@@ -370,3 +370,25 @@ def test_pause_resume_and_a_manual_rollback(api: httpx.Client, stack: Stack) -> 
     s = state(api)
     assert s["mode"] == "off" and s["rolled_back"] and "operator" in s["stopped_reason"]
     assert ask(api, "p")["path"] == "baseline"
+
+
+def test_a_path_names_its_generator_model_and_the_generator_refuses_another(
+    api: httpx.Client,
+) -> None:
+    model = ask(api, "model-user")["model"]  # what the stack's generator serves
+    resp = api.put(
+        "/v1/admin/paths/candidate",
+        json={"generator_backend": "extractive", "generator_model": model}, headers=ADMIN,
+    )  # fmt: skip
+    assert resp.status_code == 200 and resp.json()["generator_model"] == model, resp.text
+    api.post("/v1/admin/canary", json={"percent": 100}, headers=ADMIN).raise_for_status()
+    served = ask(api, "model-user")
+    assert (served["path"], served["model"]) == ("candidate", model)
+    api.post("/v1/admin/canary/stop", headers=ADMIN).raise_for_status()
+
+    api.put("/v1/admin/paths/candidate", json={"generator_model": "gpt-x"}, headers=ADMIN)
+    api.post("/v1/admin/canary", json={"percent": 100}, headers=ADMIN).raise_for_status()
+    resp = api.post("/v1/ask", json={"question": QUESTION, "user_id": "model-user"},
+                    headers=PUBLIC)  # fmt: skip
+    assert resp.status_code == 502, resp.text
+    assert "this generator serves" in resp.text

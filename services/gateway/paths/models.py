@@ -52,6 +52,17 @@ class PathOptions(BaseModel):
         description="Refusal threshold: evidence support under it is a refusal; unset = "
         "the generator's own (RAGWAY_MIN_SUPPORT).",
     )
+    generator_backend: Literal["", "extractive", "openai", "llama"] = Field(
+        default="",
+        description="The generator backend this path expects; sent with each generate "
+        "request, and a generator serving another refuses it (the run fails). Empty = any.",
+    )
+    generator_model: str = Field(
+        default="",
+        max_length=128,
+        description="The generator model this path expects (as the generator names it, "
+        "e.g. `extractive-v2`); empty = any.",
+    )
     prompt_label: str = Field(
         default="",
         max_length=64,
