@@ -124,6 +124,8 @@ class GenerateRequest(_message.Message):
     MAX_OUTPUT_TOKENS_FIELD_NUMBER: _builtins.int
     RUN_ID_FIELD_NUMBER: _builtins.int
     MIN_SUPPORT_FIELD_NUMBER: _builtins.int
+    BACKEND_FIELD_NUMBER: _builtins.int
+    MODEL_FIELD_NUMBER: _builtins.int
     question: _builtins.str
     max_output_tokens: _builtins.int
     """0 = backend default"""
@@ -133,6 +135,14 @@ class GenerateRequest(_message.Message):
     """Evidence threshold for this request (a path's refusal threshold, 0-1);
     unset = the generator's configured one (RAGWAY_MIN_SUPPORT).
     """
+    backend: _builtins.str
+    """The generator backend and model the run's path expects (a path names them,
+    docs/canary.md); empty = whatever this generator serves. A generator that
+    serves another backend or model refuses the request with FAILED_PRECONDITION
+    rather than answer as something the path did not choose.
+    "extractive", "openai" or "llama"
+    """
+    model: _builtins.str
     @_builtins.property
     def passages(self) -> _containers.RepeatedCompositeFieldContainer[Global___Passage]: ...
     def __init__(
@@ -143,10 +153,12 @@ class GenerateRequest(_message.Message):
         max_output_tokens: _builtins.int = ...,
         run_id: _builtins.str = ...,
         min_support: _builtins.float | None = ...,
+        backend: _builtins.str = ...,
+        model: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_min_support", b"_min_support", "min_support", b"min_support"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_support", b"_min_support", "max_output_tokens", b"max_output_tokens", "min_support", b"min_support", "passages", b"passages", "question", b"question", "run_id", b"run_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_support", b"_min_support", "backend", b"backend", "max_output_tokens", b"max_output_tokens", "min_support", b"min_support", "model", b"model", "passages", b"passages", "question", b"question", "run_id", b"run_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__min_support: _TypeAlias = _typing.Literal["min_support"]  # noqa: Y015
     _WhichOneofArgType__min_support: _TypeAlias = _typing.Literal["_min_support", b"_min_support"]  # noqa: Y015

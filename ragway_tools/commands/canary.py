@@ -114,6 +114,12 @@ def paths_set(
     min_support: Annotated[
         float | None, typer.Option(help="Refusal threshold 0-1 (default: the generator's)")
     ] = None,
+    generator_backend: Annotated[
+        str, typer.Option(help="extractive, openai or llama: the generator must serve it")
+    ] = "",
+    generator_model: Annotated[
+        str, typer.Option(help="Model the generator must serve (e.g. extractive-v2)")
+    ] = "",
     prompt_label: Annotated[str, typer.Option(help="Prompt version label")] = "",
     note: Annotated[str, typer.Option(help="Why this version")] = "",
     url: Url = DEFAULT_URL,
@@ -123,6 +129,7 @@ def paths_set(
     body = {
         "build": build, "mode": mode, "top_k": top_k, "candidate_depth": candidate_depth,
         "rerank": rerank, "max_output_tokens": max_output_tokens, "min_support": min_support,
+        "generator_backend": generator_backend, "generator_model": generator_model,
         "prompt_label": prompt_label, "note": note,
     }  # fmt: skip
     stored = _call("PUT", url, key, f"/paths/{name}", body=body)
@@ -251,28 +258,32 @@ def canary_promote(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY) -> None:
 def _report_table(report: dict[str, Any]) -> Table:
     b, c = report["baseline"], report["candidate"]
     table = Table(
-        "metric", "baseline", c["path"], "gate", "verdict",
-        title=f"{report['mode']} {report['experiment']}: {report['verdict']}",
+        "metric", "baseline", c["path"], "interval", "gate", "verdict",
+        title=f"{report['mode']} {report['experiment']}: {report['verdict']} "
+        f"(sequential, alpha {report.get('alpha', 0.05):g})",
     )  # fmt: skip
-    gates = {g["metric"]: g for g in report["gates"]}
-    for metric in ("runs", "error_rate", "refusal_rate", "citation_validity",
-                   "latency_p50_ms", "latency_p95_ms"):  # fmt: skip
-        gate = gates.get(metric)
-        table.add_row(
-            metric, _fmt(b[metric]), _fmt(c[metric]),
-            gate["limit"] if gate else "", _verdict(gate["verdict"]) if gate else "",
-        )  # fmt: skip
+    for metric in ("runs", "latency_p50_ms", "latency_p95_ms"):
+        table.add_row(metric, _fmt(b[metric]), _fmt(c[metric]), "", "", "")
     shadow = report.get("shadow")
     if shadow:
-        gate = gates.get("top_k_overlap")
-        for metric in ("pairs", "top_k_overlap", "refusal_agreement", "cited_agreement",
+        for metric in ("pairs", "refusal_agreement", "cited_agreement",
                        "latency_delta_p50_ms", "dropped"):  # fmt: skip
-            g = gate if metric == "top_k_overlap" else None
-            table.add_row(
-                f"shadow {metric}", "", _fmt(shadow[metric]),
-                g["limit"] if g else "", _verdict(g["verdict"]) if g else "",
-            )  # fmt: skip
+            table.add_row(f"shadow {metric}", "", _fmt(shadow.get(metric)), "", "", "")
+    for g in report["gates"]:
+        interval = f"[{_fmt(g['lower'])}, {_fmt(g['upper'])}]" if g.get("lower") is not None else ""
+        table.add_row(
+            g["metric"], _fmt(g["baseline"]), _fmt(g["candidate"]), interval, g["limit"],
+            _verdict(g["verdict"]),
+        )  # fmt: skip
     return table
+
+
+def _flagged(report: dict[str, Any]) -> list[str]:
+    shadow = report.get("shadow") or {}
+    return [
+        f"changed answer: {f['served']} -> shadow {f['shadow']}: {f['reason']}"
+        for f in shadow.get("flagged", [])
+    ]
 
 
 def _fmt(value: Any) -> str:
@@ -303,6 +314,8 @@ def canary_status(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY, as_json: AsJso
     console.print(line, soft_wrap=True)
     if status["report"]:
         console.print(_report_table(status["report"]))
+        for line in _flagged(status["report"]):
+            console.print(line, soft_wrap=True)
 
 
 @canary_app.command("report")
@@ -319,5 +332,7 @@ def canary_report(
         _print_json(report)
     else:
         console.print(_report_table(report))
+        for line in _flagged(report):
+            console.print(line, soft_wrap=True)
     if report["verdict"] == "breach":
         raise typer.Exit(1)

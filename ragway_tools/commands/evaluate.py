@@ -403,3 +403,76 @@ def gate(
         console.print(f"[bold red]gate failed:[/] {len(breaches)} of {len(outcomes)} checks")
         raise typer.Exit(1)
     console.print(f"gate passed: {len(outcomes)} checks")
+
+
+SideOpt = Annotated[
+    str,
+    typer.Option(
+        help="report.json of `ragway eval answers`, build:ID_OR_ALIAS, or path:FILE.yaml "
+        "(path options); live sides are served by a private stack"
+    ),
+]
+
+
+@eval_app.command("compare")
+def compare(
+    a: Annotated[str, typer.Option("--a", help="Side A (the baseline)")],
+    b: Annotated[str, typer.Option("--b", help="Side B (the candidate)")],
+    qa: QAOpt = Path("eval/demo-qa.yaml"),
+    alpha: Annotated[float, typer.Option(min=0.0001, max=0.5, help="Test level")] = 0.05,
+    admin_key: Annotated[
+        str, typer.Option(help="Admin key of the private stack (sets its baseline path)")
+    ] = "rgw-demo-admin-key",
+    output: Annotated[Path | None, typer.Option(help="Report folder")] = None,
+) -> None:
+    """Both sides answer the QA set; paired per-segment deltas; exit 1 when B is worse."""
+    import httpx
+
+    from ragway_tools.evaluation import compare as cmp
+    from ragway_tools.evaluation.answer_run import AskError, ask_all
+    from ragway_tools.evaluation.answer_run import gateway as open_gateway
+    from ragway_tools.launcher import LaunchError
+    from services.gateway.paths.models import PathOptions
+
+    qa_set = _qa(qa)
+    try:
+        sides = [cmp.parse_side(a), cmp.parse_side(b)]
+        for side in sides:
+            if side.options is not None:
+                PathOptions.model_validate(side.options)
+    except (cmp.CompareError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    outcomes: list[dict[str, cmp.Outcome]] = [{}, {}]
+    try:
+        for i, side in enumerate(sides):
+            if side.report is not None:
+                outcomes[i] = cmp.load_report(side.report)
+        live = [i for i, side in enumerate(sides) if side.options is not None]
+        if live:
+            with progress_bar() as progress, open_gateway(None, qa=qa_set) as (url, _):
+                for i in live:
+                    resp = httpx.put(
+                        f"{url}/v1/admin/paths/baseline",
+                        json=sides[i].options,
+                        headers={"Authorization": f"Bearer {admin_key}"},
+                        timeout=60,
+                    )
+                    if resp.status_code != 200:
+                        raise cmp.CompareError(f"{sides[i].name}: {resp.text[:300]}")
+                    task = progress.add_task(sides[i].name[:14], total=len(qa_set.items))
+                    scores = ask_all(url, qa_set, on_item=partial(progress.advance, task))
+                    outcomes[i] = {s.item.id: cmp.outcome_of(s) for s in scores}
+        result = cmp.compare(qa_set, *outcomes, a_name=a, b_name=b, alpha=alpha)
+    except cmp.CompareError as exc:
+        raise fail(str(exc)) from None
+    except (LaunchError, AskError) as exc:
+        raise fail(str(exc), 1) from None
+    text = cmp.render(result)
+    out = output or Path("var/eval") / qa_set.name / "compare"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.md").write_text(text)
+    (out / "report.json").write_text(json.dumps(cmp.to_json(result), indent=2) + "\n")
+    console.print(text, soft_wrap=True)
+    console.print(f"report: {out}/report.md, report.json")
+    if result.worse:
+        raise typer.Exit(1)

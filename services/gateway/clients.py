@@ -239,11 +239,15 @@ def generate_request(
     *,
     max_output_tokens: int = 0,
     min_support: float | None = None,
+    backend: str = "",
+    model: str = "",
 ) -> generator_pb2.GenerateRequest:
     request = generator_pb2.GenerateRequest(
         question=record.standalone_query,
         run_id=record.id,
         max_output_tokens=max_output_tokens,
+        backend=backend,
+        model=model,
         passages=[
             generator_pb2.Passage(
                 number=p.number,

@@ -57,6 +57,9 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
         problem = _validate(request, self._settings.max_passages)
         if problem:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        other = _other_generator(request, self._settings.generator_backend, self._backend.name)
+        if other:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, other)
         passages = [
             Passage(
                 number=p.number,
@@ -112,6 +115,15 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
             raise
         finally:
             inference.end(ended_by)
+
+
+def _other_generator(request: pb.GenerateRequest, backend: str, model: str) -> str | None:
+    """Why this generator is not the one the request's path chose, if it is not."""
+    if request.backend and request.backend != backend:
+        return f"the path expects backend {request.backend!r}; this generator serves {backend!r}"
+    if request.model and request.model != model:
+        return f"the path expects model {request.model!r}; this generator serves {model!r}"
+    return None
 
 
 def _final(event: Final, by_number: dict[int, Passage], run_id: str) -> pb.GenerateFinal:

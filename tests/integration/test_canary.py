@@ -242,14 +242,14 @@ def test_a_breached_gate_rolls_the_canary_back_on_its_own(api: httpx.Client, sta
     )
     assert started.status_code == 201, started.text
     experiment = started.json()["experiment"]
-    for _ in range(3):
+    # The sequential gate needs enough runs to be sure (alpha 0.05 however often it
+    # looks): a candidate that fails every run is rolled back within 200 requests.
+    sent = 0
+    while sent < 200 and state(api)["mode"] != "off":
         ask(api, outside)
-    for _ in range(3):
         resp = api.post("/v1/ask", json={"question": QUESTION, "user_id": inside}, headers=PUBLIC)
-        if resp.status_code == 200:  # rolled back already: the baseline served it
-            break
-        assert resp.status_code == 502, resp.text
-
+        assert resp.status_code in (200, 502), resp.text  # 200: rolled back, baseline served
+        sent += 2
     ended = wait_for(lambda: (s := state(api))["mode"] == "off" and s)
     assert ended, "the canary was not rolled back"
     assert ended["experiment"] == experiment and ended["rolled_back"] is True
@@ -322,11 +322,15 @@ def test_a_candidate_that_refuses_too_often_is_rolled_back(api: httpx.Client) ->
         "/v1/admin/canary", json={"candidate": "strict", "percent": 50, "gates": gates},
         headers=ADMIN,
     ).raise_for_status()  # fmt: skip
-    for _ in range(3):
+    first = ask(api, inside)
+    assert first["refused"] and first["path"] == "strict"
+    assert "< 0.999" in first["refusal_detail"]
+    sent = 1
+    while sent < 200 and state(api)["mode"] != "off":
         assert ask(api, outside)["refused"] is False
-    refusals = [ask(api, inside) for _ in range(3)]
-    assert all(r["refused"] and r["path"] == "strict" for r in refusals)
-    assert "< 0.999" in refusals[0]["refusal_detail"]
+        served = ask(api, inside)
+        assert served["refused"] or served["path"] == "baseline"
+        sent += 2
     ended = wait_for(lambda: (s := state(api))["mode"] == "off" and s)
     assert ended and ended["rolled_back"] and "refusal_rate" in ended["stopped_reason"]
 
@@ -366,3 +370,25 @@ def test_pause_resume_and_a_manual_rollback(api: httpx.Client, stack: Stack) -> 
     s = state(api)
     assert s["mode"] == "off" and s["rolled_back"] and "operator" in s["stopped_reason"]
     assert ask(api, "p")["path"] == "baseline"
+
+
+def test_a_path_names_its_generator_model_and_the_generator_refuses_another(
+    api: httpx.Client,
+) -> None:
+    model = ask(api, "model-user")["model"]  # what the stack's generator serves
+    resp = api.put(
+        "/v1/admin/paths/candidate",
+        json={"generator_backend": "extractive", "generator_model": model}, headers=ADMIN,
+    )  # fmt: skip
+    assert resp.status_code == 200 and resp.json()["generator_model"] == model, resp.text
+    api.post("/v1/admin/canary", json={"percent": 100}, headers=ADMIN).raise_for_status()
+    served = ask(api, "model-user")
+    assert (served["path"], served["model"]) == ("candidate", model)
+    api.post("/v1/admin/canary/stop", headers=ADMIN).raise_for_status()
+
+    api.put("/v1/admin/paths/candidate", json={"generator_model": "gpt-x"}, headers=ADMIN)
+    api.post("/v1/admin/canary", json={"percent": 100}, headers=ADMIN).raise_for_status()
+    resp = api.post("/v1/ask", json={"question": QUESTION, "user_id": "model-user"},
+                    headers=PUBLIC)  # fmt: skip
+    assert resp.status_code == 502, resp.text
+    assert "this generator serves" in resp.text

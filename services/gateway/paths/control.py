@@ -45,7 +45,9 @@ from services.gateway.runs.models import RunRecord, now_ms
 
 log = logging.getLogger(__name__)
 
-# Most recent runs per side that a report reads: bounds the work of each evaluation.
+# Runs per side that a report reads, the first ones of the experiment: bounds the work
+# of each evaluation. By then a sequential gate has long decided unless the candidate
+# sits right at its limit; it stays inconclusive then (never a pass).
 REPORT_WINDOW = 500
 
 DescribeBuild = Callable[[str], Awaitable[str]]  # build id or alias → build id

@@ -52,6 +52,17 @@ class PathOptions(BaseModel):
         description="Refusal threshold: evidence support under it is a refusal; unset = "
         "the generator's own (RAGWAY_MIN_SUPPORT).",
     )
+    generator_backend: Literal["", "extractive", "openai", "llama"] = Field(
+        default="",
+        description="The generator backend this path expects; sent with each generate "
+        "request, and a generator serving another refuses it (the run fails). Empty = any.",
+    )
+    generator_model: str = Field(
+        default="",
+        max_length=128,
+        description="The generator model this path expects (as the generator names it, "
+        "e.g. `extractive-v2`); empty = any.",
+    )
     prompt_label: str = Field(
         default="",
         max_length=64,
@@ -87,19 +98,54 @@ class CanaryMode(StrEnum):
 class Gates(BaseModel):
     """Guardrails: the candidate against the baseline of the same experiment.
 
-    A metric with fewer than ``min_samples`` runs on either side is
+    Each gate is a sequential test (ragway.sequential), re-judged after every
+    finished run: ``alpha`` bounds the chance that the experiment is ever
+    wrongly rolled back, and the chance that it ever wrongly passes, however
+    often the report is read. A metric with fewer than ``min_samples`` runs on
+    either side, or whose interval still straddles its limit, is
     ``inconclusive``: never a pass, never a breach.
     """
 
     model_config = {"extra": "forbid"}
 
     min_samples: int = Field(default=20, ge=1, le=100_000)
+    alpha: float = Field(
+        default=0.05,
+        gt=0,
+        le=0.5,
+        description="Error rate of the verdict under continuous monitoring, split evenly "
+        "over the gates judged.",
+    )
     max_error_rate_increase: float = Field(default=0.05, ge=0, le=1)
     max_refusal_rate_increase: float = Field(default=0.10, ge=0, le=1)
     max_citation_validity_drop: float = Field(default=0.10, ge=0, le=1)
-    max_p95_latency_ratio: float = Field(default=2.0, ge=1)
+    max_p95_latency_ratio: float = Field(
+        default=2.0,
+        ge=1,
+        description="A run is slow when it takes longer than this times the baseline's p95 "
+        "(of its first min_samples runs).",
+    )
+    max_latency_exceedance_increase: float = Field(
+        default=0.05,
+        ge=0,
+        le=1,
+        description="Candidate share of slow runs <= baseline share + this.",
+    )
     min_top_k_overlap: float = Field(
         default=0.5, ge=0, le=1, description="Shadow pairs only: mean overlap of source ids."
+    )
+    min_answer_agreement: float = Field(
+        default=0.8,
+        ge=0,
+        le=1,
+        description="Shadow pairs only: share of pairs whose answers agree (same refusal, "
+        "cited documents, numbers and negations, term overlap >= min_answer_overlap).",
+    )
+    min_answer_overlap: float = Field(
+        default=0.6,
+        ge=0,
+        le=1,
+        description="Shadow pairs only: term F1 under which two answers disagree.",
     )
 
 

@@ -166,11 +166,14 @@ class PathStore:
     async def runs(
         self, experiment: str, path: str, since_ms: int = 0, limit: int = 1000
     ) -> list[RunRecord]:
-        """The experiment's finished runs on one path, newest ``limit``, oldest first."""
+        """The experiment's first ``limit`` finished runs on one path, oldest first.
+
+        The first, not the newest: each evaluation then sees every run the
+        previous one saw, which the sequential tests of the report rely on.
+        """
         ids = await self._r.zrangebyscore(
-            runs_key(experiment, path), since_ms, "+inf", start=0, num=100_000
+            runs_key(experiment, path), since_ms, "+inf", start=0, num=limit
         )
-        ids = ids[-limit:]
         if not ids:
             return []
         raws = await self._r.mget(

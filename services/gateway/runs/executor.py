@@ -257,6 +257,8 @@ class RunExecutor:
             passages,
             max_output_tokens=path.max_output_tokens or 0,
             min_support=path.min_support,
+            backend=path.generator_backend,
+            model=path.generator_model,
         )
         remaining_s = max(
             0.1, self._settings.run_budget_ms / 1000 - (time.perf_counter() - started)

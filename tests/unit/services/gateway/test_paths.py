@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from services.gateway.paths.models import CanaryMode, CanaryState, Gates
-from services.gateway.paths.report import build_report, percentile
+from services.gateway.paths.report import GateResult, Report, build_report, percentile
 from services.gateway.paths.routing import bucket, route
 from services.gateway.runs.models import Citation, ErrorInfo, RunRecord, RunStatus, Source
 
@@ -66,6 +68,7 @@ def test_a_bucket_depends_on_tenant_key_and_user() -> None:
 def record(
     path: str, n: int, *, failed: bool = False, refused: bool = False, ms: float = 100.0,
     sources: tuple[str, ...] = ("c1", "c2"), shadow_of: str | None = None,
+    answer: str = "Resume with Last-Event-ID within 24 hours [1].",
 ) -> RunRecord:  # fmt: skip
     srcs = [
         Source(number=i + 1, source_id=s, document_id=s, title="t", section="", url="",
@@ -79,61 +82,135 @@ def record(
         updated_at_ms=0, refused=None if failed else refused, sources=srcs, citations=cites,
         timings_ms={} if failed else {"total": ms}, path=path, path_version=1,
         error=ErrorInfo(code="x", message="y") if failed else None, shadow_of=shadow_of,
+        answer=None if failed or refused else answer,
     )  # fmt: skip
 
 
 GATES = Gates(min_samples=10)
 
 
+def canary(base: list[RunRecord], cand: list[RunRecord], gates: Gates = GATES) -> Report:
+    return build_report("e", "canary", base, cand, gates, candidate_name="candidate")
+
+
+def shadow(base: list[RunRecord], cand: list[RunRecord], gates: Gates = GATES) -> Report:
+    return build_report("e", "shadow", base, cand, gates, candidate_name="candidate")
+
+
+def gate(report: Report, metric: str) -> GateResult:
+    (found,) = [g for g in report.gates if g.metric == metric]
+    return found
+
+
 def test_when_the_candidate_errors_more_than_allowed_then_the_report_is_a_breach() -> None:
-    base = [record("baseline", n) for n in range(20)]
-    cand = [record("candidate", n, failed=n < 5) for n in range(20)]
-    report = build_report("e", "canary", base, cand, GATES, candidate_name="candidate")
+    base = [record("baseline", n) for n in range(60)]
+    cand = [record("candidate", n, failed=n % 2 == 0) for n in range(60)]
+    report = canary(base, cand)
     assert report.verdict == "breach"
     assert report.breaches == ["error_rate"]
-    assert report.candidate.error_rate == 0.25 and report.baseline.error_rate == 0.0
+    assert report.candidate.error_rate == 0.5 and report.baseline.error_rate == 0.0
+    errors = gate(report, "error_rate")
+    # The whole interval of candidate - baseline lies above the limit: that is the breach.
+    assert errors.lower is not None and errors.lower > GATES.max_error_rate_increase
+    assert errors.alpha == GATES.alpha / 4  # four gates share the verdict's alpha
 
 
 def test_when_the_candidate_refuses_more_then_the_refusal_gate_breaches() -> None:
-    base = [record("baseline", n) for n in range(20)]
-    cand = [record("candidate", n, refused=n % 2 == 0) for n in range(20)]
-    report = build_report("e", "canary", base, cand, GATES, candidate_name="candidate")
+    base = [record("baseline", n) for n in range(60)]
+    cand = [record("candidate", n, refused=n % 2 == 0) for n in range(60)]
+    report = canary(base, cand)
     assert "refusal_rate" in report.breaches
     assert report.candidate.refusal_rate == 0.5
 
 
-def test_when_the_candidate_is_as_good_then_every_gate_passes() -> None:
-    base = [record("baseline", n, ms=100 + n) for n in range(20)]
-    cand = [record("candidate", n, ms=101 + n) for n in range(20)]
-    report = build_report("e", "canary", base, cand, GATES, candidate_name="candidate")
+def test_when_the_candidate_is_three_times_slower_then_the_latency_gate_breaches() -> None:
+    base = [record("baseline", n, ms=100 + n % 20) for n in range(60)]
+    cand = [record("candidate", n, ms=3 * (100 + n % 20)) for n in range(60)]
+    report = canary(base, cand)
+    assert report.breaches == ["latency_exceedance"]
+    slow = gate(report, "latency_exceedance")
+    assert (slow.baseline, slow.candidate) == (0.0, 1.0)
+    assert "slower than 218.0 ms" in slow.limit  # 2 x p95 of the first 10 baseline runs
+
+
+def test_when_the_candidate_is_as_good_then_every_gate_passes_once_the_evidence_suffices() -> None:
+    base = [record("baseline", n, ms=100 + n % 20) for n in range(300)]
+    cand = [record("candidate", n, ms=101 + n % 20) for n in range(300)]
+    early = canary(base[:20], cand[:20])
+    # 20 clean runs a side cannot rule out a 5-point rise in errors: not yet a pass.
+    assert early.verdict == "inconclusive" and early.breaches == []
+    report = canary(base, cand)
     assert report.verdict == "pass"
     assert {g.verdict for g in report.gates} == {"pass"}
     assert report.candidate.latency_p50_ms == 110.0 and report.candidate.latency_p95_ms == 119.0
+    for g in report.gates:
+        assert g.lower is not None and g.upper is not None and g.lower <= g.upper
 
 
 def test_when_the_sample_is_too_small_then_the_verdict_is_inconclusive_never_a_pass() -> None:
     base = [record("baseline", n) for n in range(5)]
     cand = [record("candidate", n, failed=True) for n in range(5)]
-    report = build_report("e", "canary", base, cand, GATES, candidate_name="candidate")
+    report = canary(base, cand)
     assert report.verdict == "inconclusive"
     assert report.breaches == []
-    empty = build_report("e", "canary", [], [], GATES, candidate_name="candidate")
+    empty = canary([], [])
     assert empty.verdict == "inconclusive" and empty.candidate.error_rate is None
 
 
+def shadows(n: int, **kwargs: Any) -> list[RunRecord]:
+    return [record("candidate", i, shadow_of=f"run_baseline_{i}", **kwargs) for i in range(n)]
+
+
 def test_shadow_pairs_compare_the_sources_of_the_same_question() -> None:
-    base = [record("baseline", n, sources=("a", "b")) for n in range(12)]
-    cand = [
-        record("candidate", n, sources=("a", "c"), shadow_of=f"run_baseline_{n}") for n in range(12)
-    ]
+    base = [record("baseline", n, sources=("a", "b")) for n in range(80)]
+    cand = shadows(80, sources=("a", "c"))
     report = build_report(
         "e", "shadow", base, cand, GATES.model_copy(update={"min_top_k_overlap": 0.6}),
         candidate_name="candidate", dropped=2,
     )  # fmt: skip
     assert report.shadow is not None
-    assert (report.shadow.pairs, report.shadow.top_k_overlap, report.shadow.dropped) == (12, 0.5, 2)
+    assert (report.shadow.pairs, report.shadow.top_k_overlap, report.shadow.dropped) == (80, 0.5, 2)
     assert report.shadow.refusal_agreement == 1.0 and report.shadow.cited_agreement == 1.0
+    assert report.shadow.answer_agreement == 1.0 and report.shadow.flagged == []
     assert report.breaches == ["top_k_overlap"]
+    overlap = gate(report, "top_k_overlap")
+    assert overlap.upper is not None and overlap.upper < 0.6
+
+
+@pytest.mark.parametrize(
+    ("changed", "reason"),
+    [
+        ({"answer": "Resume with Last-Event-ID within 48 hours [1]."}, "numbers_changed"),
+        ({"answer": "Do not resume with Last-Event-ID within 24 hours [2]."}, "negation_changed"),
+        ({"answer": "Restart the gateway and clear the Redis cache (24) [1]."}, "answer_changed"),
+        ({"sources": ("c2", "c1")}, "cited_documents_changed"),
+        ({"refused": True}, "refusal_changed"),
+    ],
+)
+def test_a_changed_answer_is_flagged_even_when_the_sources_are_the_same(
+    changed: dict[str, Any], reason: str
+) -> None:
+    base = [record("baseline", n) for n in range(12)]
+    report = shadow(base, shadows(12, **changed))
+    assert report.shadow is not None and report.shadow.answer_agreement == 0.0
+    assert [f.reason for f in report.shadow.flagged] == [reason] * 12
+    assert report.shadow.flagged[0].served == "run_baseline_0"
+
+
+def test_a_reworded_answer_with_the_same_facts_and_citations_agrees() -> None:
+    base = [record("baseline", n) for n in range(12)]
+    same = "Within 24 hours, resume with Last-Event-ID [2]."
+    report = shadow(base, shadows(12, answer=same))
+    assert report.shadow is not None and report.shadow.answer_agreement == 1.0
+
+
+def test_a_wrong_answer_from_the_same_sources_fails_the_shadow_gate() -> None:
+    base = [record("baseline", n) for n in range(60)]
+    report = shadow(base, shadows(60, answer="Resume within 12 hours [1]."))
+    assert report.shadow is not None and report.shadow.top_k_overlap == 1.0  # same sources
+    assert gate(report, "top_k_overlap").verdict == "pass"
+    assert report.breaches == ["answer_agreement"]
+    assert report.verdict == "breach"
 
 
 @pytest.mark.parametrize(("q", "expected"), [(50, 3.0), (95, 5.0), (1, 1.0)])
@@ -142,17 +219,16 @@ def test_percentiles_are_nearest_rank(q: float, expected: float) -> None:
 
 
 def test_a_retrieval_only_shadow_is_judged_on_failures_and_sources_alone() -> None:
-    base = [record("baseline", n) for n in range(12)]
+    base = [record("baseline", n) for n in range(300)]
     cand = [
-        record("candidate", n, shadow_of=f"run_baseline_{n}").model_copy(
-            update={"answer": None, "refused": None, "citations": []}
-        )
-        for n in range(12)
+        c.model_copy(update={"answer": None, "refused": None, "citations": []})
+        for c in shadows(300)
     ]
     report = build_report(
         "e", "shadow", base, cand, GATES, candidate_name="candidate", retrieval_only=True
     )
     assert [g.metric for g in report.gates] == ["error_rate", "top_k_overlap"]
+    assert {g.alpha for g in report.gates} == {GATES.alpha / 2}
     assert report.verdict == "pass" and report.retrieval_only
     assert report.candidate.refusal_rate is None and report.candidate.citation_validity is None
     assert report.shadow is not None and report.shadow.cited_agreement is None

@@ -143,3 +143,24 @@ async def test_bad_requests_are_invalid_arguments(
         await final_of(stub, request_)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert not backend.requests
+
+
+async def test_a_request_for_another_backend_or_model_is_refused_not_answered(
+    generator: tuple[Any, ScriptedBackend],
+) -> None:
+    stub, backend = generator
+    wrong = (
+        pb.GenerateRequest(question="q", passages=PASSAGES, backend="openai"),
+        pb.GenerateRequest(question="q", passages=PASSAGES, model="gpt-x"),
+    )
+    for request in wrong:
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await final_of(stub, request)
+        assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert "this generator serves" in (caught.value.details() or "")
+    assert backend.requests == []  # nothing was generated
+    served = pb.GenerateRequest(
+        question="q", passages=PASSAGES, backend="extractive", model="scripted"
+    )
+    _, final = await final_of(stub, served)  # what it serves: answered
+    assert final.model == "m"
