@@ -12,13 +12,18 @@ Stages run in a thread pool (the engines release the GIL). A stage that misses
 its deadline is dropped, not awaited: dense late → sparse only, sparse late →
 dense only, reranker late → fused order. Each drop is reported as a
 degradation so the caller can record and announce it.
+
+The reranker is the tenant's own adapted artifact when one is configured
+(``ragway train reranker --from-folder``), else the shared one. When fusion is
+already confident (its first passage leads by ``skip_margin``), the default
+(unforced) rerank is skipped: the cheapest rerank is the one not run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -80,6 +85,10 @@ class SearchOutcome:
     mode: Mode
     degraded: list[tuple[str, str]] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    # The reranker in force for this search (its artifact id), and what it did:
+    # "reranked", "skipped" (fusion was confident), "late" (fused order kept).
+    reranker: str | None = None
+    rerank_outcome: str | None = None
 
 
 def _stage(list_name: str) -> str:
@@ -95,12 +104,18 @@ class HybridSearcher:
         executor: Executor,
         *,
         reranker: Reranker | None = None,
+        tenant_rerankers: Mapping[str, Reranker] | None = None,
         rerank_depth: int = 20,
         rrf_k: int = 60,
+        skip_margin: float | None = None,
     ) -> None:
         self._embedder = embedder
         self._executor = executor
         self._reranker = reranker
+        # A tenant's own adapted reranker wins over the shared one.
+        self._tenant_rerankers = dict(tenant_rerankers or {})
+        # Fused top-1 ahead of top-2 by at least this much: rerank skipped (None: never).
+        self._skip_margin = skip_margin
         self._rerank_depth = rerank_depth
         self._rrf_k = rrf_k
 
@@ -200,7 +215,7 @@ class HybridSearcher:
                     )
         timings["fuse"] = (time.perf_counter() - t0) * 1000
 
-        hits = await self._rerank(query, hits, options, deadline, outcome)
+        hits = await self._rerank(query, hits, options, deadline, outcome, scope.tenant)
         outcome.hits = hits[: options.top_k]
         timings["total"] = (time.perf_counter() - started) * 1000
         return outcome
@@ -212,13 +227,19 @@ class HybridSearcher:
         options: SearchOptions,
         deadline: float,
         outcome: SearchOutcome,
+        tenant: str,
     ) -> list[Hit]:
-        wanted = options.rerank if options.rerank is not None else self._reranker is not None
+        reranker = self._tenant_rerankers.get(tenant, self._reranker)
+        wanted = options.rerank if options.rerank is not None else reranker is not None
         if not wanted or not hits:
             return hits
-        reranker = self._reranker
         if reranker is None:
             outcome.degraded.append(("rerank", "no reranker model is configured; fused order kept"))
+            return hits
+        outcome.reranker = reranker.model_id
+        if options.rerank is None and self._confident(hits):
+            # Only the server default skips: an explicit RERANK_MODE_ON always reranks.
+            outcome.rerank_outcome = "skipped"
             return hits
         head, tail = hits[: self._rerank_depth], hits[self._rerank_depth :]
         t0 = time.perf_counter()
@@ -229,6 +250,7 @@ class HybridSearcher:
             scores = await asyncio.wait_for(fut, timeout=max(0.0, deadline - time.perf_counter()))
         except TimeoutError:
             outcome.degraded.append(("rerank", "reranker missed its deadline; fused order kept"))
+            outcome.rerank_outcome = "late"
             return hits
         finally:
             outcome.timings_ms["rerank"] = (time.perf_counter() - t0) * 1000
@@ -236,4 +258,22 @@ class HybridSearcher:
             hit.rerank = score
             hit.score = score
         head.sort(key=lambda h: -(h.rerank or 0.0))
+        outcome.rerank_outcome = "reranked"
         return head + tail
+
+    def _confident(self, hits: list[Hit]) -> bool:
+        """Fusion is sure of its first passage: the skip rule (``fusion_margin``)."""
+        if self._skip_margin is None:
+            return False
+        return fusion_margin(hits) >= self._skip_margin
+
+
+def fusion_margin(hits: Sequence[Hit]) -> float:
+    """How far the fused first passage leads the second (RRF score units).
+
+    ``ragway eval qa-retrieval`` fits the skip threshold on this quantity from a
+    tuning QA set (``ragway_tools/evaluation/qa_retrieval.py``).
+    """
+    if len(hits) < 2:
+        return float("inf")
+    return hits[0].fused - hits[1].fused
