@@ -108,6 +108,7 @@ class HybridSearcher:
         rerank_depth: int = 20,
         rrf_k: int = 60,
         skip_margin: float | None = None,
+        rerank_weight: float = 1.0,
     ) -> None:
         self._embedder = embedder
         self._executor = executor
@@ -116,6 +117,8 @@ class HybridSearcher:
         self._tenant_rerankers = dict(tenant_rerankers or {})
         # Fused top-1 ahead of top-2 by at least this much: rerank skipped (None: never).
         self._skip_margin = skip_margin
+        # 1.0: the reranker's order; below, its scores blended with the fused ones.
+        self._rerank_weight = rerank_weight
         self._rerank_depth = rerank_depth
         self._rrf_k = rrf_k
 
@@ -254,10 +257,13 @@ class HybridSearcher:
             return hits
         finally:
             outcome.timings_ms["rerank"] = (time.perf_counter() - t0) * 1000
-        for hit, score in zip(head, scores, strict=True):
+        # Fusion's say is its order (a multi-part question's lists are interleaved,
+        # so the order is not the fused scores' order): first = 1, last = 0.
+        blended = blend([-float(i) for i in range(len(head))], scores, self._rerank_weight)
+        for hit, score, final in zip(head, scores, blended, strict=True):
             hit.rerank = score
-            hit.score = score
-        head.sort(key=lambda h: -(h.rerank or 0.0))
+            hit.score = final
+        head.sort(key=lambda h: -h.score)
         outcome.rerank_outcome = "reranked"
         return head + tail
 
@@ -266,6 +272,31 @@ class HybridSearcher:
         if self._skip_margin is None:
             return False
         return fusion_margin(hits) >= self._skip_margin
+
+
+def blend(fused: Sequence[float], rerank: Sequence[float], weight: float) -> list[float]:
+    """``weight`` x reranker + (1 - weight) x fused, each min-max scaled over the head.
+
+    ``fused`` is any score that orders the head as fusion did (the retriever
+    passes minus the fused position).
+
+    A reranker adapted in minutes knows less than fusion does about most
+    questions and more about some; the weight (fit on a tuning QA set, see
+    ``ragway eval qa-retrieval --fit-blend``) lets fusion keep its say. At 1.0
+    the scores are the reranker's own, as before.
+    """
+    if weight >= 1.0:
+        return list(rerank)
+    return [
+        weight * r + (1 - weight) * f for f, r in zip(_scaled(fused), _scaled(rerank), strict=True)
+    ]
+
+
+def _scaled(values: Sequence[float]) -> list[float]:
+    low, high = min(values, default=0.0), max(values, default=0.0)
+    if high <= low:
+        return [0.0 for _ in values]
+    return [(v - low) / (high - low) for v in values]
 
 
 def fusion_margin(hits: Sequence[Hit]) -> float:

@@ -69,6 +69,7 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
         rerank_depth=settings.rerank_depth,
         rrf_k=settings.rrf_k,
         skip_margin=settings.rerank_skip_margin,
+        rerank_weight=settings.rerank_weight,
     )
     server = grpc.aio.server(options=SERVER_OPTIONS)
     retriever_pb2_grpc.add_RetrieverServicer_to_server(

@@ -33,7 +33,11 @@ class RetrieverSettings(ServiceSettings):
     # Skip the default rerank when the fused first passage leads the second by
     # at least this RRF margin (unset: always rerank). Fit it on a tuning QA set
     # with `ragway eval qa-retrieval --fit-skip` (docs/evaluation.md).
-    rerank_skip_margin: float | None = Field(default=None, ge=0.0, le=1.0)
+    rerank_skip_margin: float | None = Field(default=None, ge=-1.0, le=1.0)
+    # The reranker's share of the head's final score: 1.0 is its own order; below,
+    # its scores are blended with the fused ones (each min-max scaled over the
+    # head). Fit it with `ragway eval qa-retrieval --fit-blend` on a tuning set.
+    rerank_weight: float = Field(default=1.0, ge=0.0, le=1.0)
     rrf_k: int = Field(default=60, ge=1, le=1000)
     default_top_k: int = Field(default=8, ge=1, le=100)
     default_candidate_depth: int = Field(default=50, ge=1, le=1000)

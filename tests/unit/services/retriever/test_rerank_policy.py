@@ -18,7 +18,7 @@ from ragway.metrics import REGISTRY
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
 from services.retriever.catalog import BuildCatalog
-from services.retriever.search import Hit, HybridSearcher, fusion_margin
+from services.retriever.search import Hit, HybridSearcher, blend, fusion_margin
 from services.retriever.servicer import RetrieverServicer
 from services.retriever.settings import RetrieverSettings
 from tests.unit.services.retriever.fakes import DIM, FakeEmbedder, MemoryEngines
@@ -137,3 +137,12 @@ def test_the_fusion_margin_is_first_minus_second() -> None:
     hits: Any = [Hit(chunk=None, score=0.0, fused=f) for f in (0.033, 0.031, 0.02)]  # type: ignore[arg-type]
     assert fusion_margin(hits) == pytest.approx(0.002)
     assert fusion_margin(hits[:1]) == float("inf")
+
+
+def test_a_weight_below_one_blends_reranker_and_fused_scores() -> None:
+    fused, rerank = [0.03, 0.02, 0.01], [0.0, 5.0, 10.0]  # the reranker reverses fusion
+    assert blend(fused, rerank, 1.0) == rerank  # the reranker's own scores, as before
+    assert blend(fused, rerank, 0.0) == pytest.approx([1.0, 0.5, 0.0])  # fusion's order
+    mixed = blend(fused, rerank, 0.6)
+    assert mixed == pytest.approx([0.4, 0.5, 0.6])
+    assert blend([0.1, 0.1], [2.0, 2.0], 0.5) == [0.0, 0.0]  # flat heads do not divide by 0
