@@ -167,9 +167,7 @@ def order(
     if weight >= 1.0 or not result.head:
         return result.reranked
     position = {c: i for i, c in enumerate(result.fused_chunks)}
-    head = sorted(
-        (h for h in result.head if h[2] is not None), key=lambda h: position.get(h[0], 0)
-    )
+    head = sorted((h for h in result.head if h[2] is not None), key=lambda h: position.get(h[0], 0))
     tail = [h[1] for h in result.head if h[2] is None]
     final = blend([-float(i) for i in range(len(head))], [h[2] or 0.0 for h in head], weight)
     ranked = [h[1] for h, _ in sorted(zip(head, final, strict=True), key=lambda x: -x[1])]
