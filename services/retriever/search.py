@@ -282,7 +282,7 @@ def blend(fused: Sequence[float], rerank: Sequence[float], weight: float) -> lis
 
     A reranker adapted in minutes knows less than fusion does about most
     questions and more about some; the weight (fit on a tuning QA set, see
-    ``ragway eval qa-retrieval --fit-blend``) lets fusion keep its say. At 1.0
+    ``ragway eval qa-retrieval --fit-weight``) lets fusion keep its say. At 1.0
     the scores are the reranker's own, as before.
     """
     if weight >= 1.0:
