@@ -86,8 +86,9 @@ loadtest: $(STAMP) ## Load with injected faults (~2 min) and the invariant check
 	$(BIN)/python -m loadtests loadtests/scenarios/short.yaml --output var/loadtest $(ARGS)
 
 SCIFACT  ?= ../shared/datasets/scifact
-# The newest trained reranker artifact, if any (make train-reranker writes one).
-RERANKER ?= $(lastword $(sort $(wildcard var/models/reranker-*)))
+# The newest SciFact-trained reranker artifact, if any (make train-reranker writes one);
+# adapted ones (reranker-<tenant>-…, ragway train reranker --from-folder) are not it.
+RERANKER ?= $(lastword $(sort $(wildcard var/models/reranker-[0-9]*)))
 
 .PHONY: train-reranker
 train-reranker: $(STAMP) ## Fine-tune the cross-encoder on SciFact's train split (var/models/)
@@ -96,7 +97,7 @@ train-reranker: $(STAMP) ## Fine-tune the cross-encoder on SciFact's train split
 .PHONY: bench-retrieval
 bench-retrieval: $(STAMP) ## SciFact validation: every mode, + the trained reranker (trains one if none)
 	@if [ -z "$(RERANKER)" ]; then $(MAKE) --no-print-directory train-reranker; fi
-	r="$(RERANKER)"; [ -n "$$r" ] || r=$$(ls -d var/models/reranker-* | sort | tail -n 1); \
+	r="$(RERANKER)"; [ -n "$$r" ] || r=$$(ls -d var/models/reranker-[0-9]* | sort | tail -n 1); \
 	$(BIN)/ragway eval retrieval --dataset $(SCIFACT) --split validation --reranker "$$r"
 
 .PHONY: eval-answers

@@ -24,9 +24,14 @@ from typing import Any
 ARTIFACT_FORMAT = "ragway-reranker/1"
 
 
-def passage_text(title: str, text: str) -> str:
-    """The text the retriever reranks (``ChunkRecord.embedding_text`` with no section)."""
-    return f"{title}\n{text}" if title else text
+def passage_text(title: str, text: str, section: str = "") -> str:
+    """The text the retriever embeds and reranks (``ChunkRecord.embedding_text``).
+
+    The heading context (title, then the section's heading path) helps short
+    chunks; training renders its passages with the same function.
+    """
+    heading = " > ".join(p for p in (title, section) if p)
+    return f"{heading}\n{text}" if heading else text
 
 
 def load_tokenizer(model_dir: Path, max_length: int) -> Any:
@@ -49,3 +54,34 @@ def encode(tokenizer: Any, pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
         "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
         "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
     }
+
+
+def encode_by_length(
+    tokenizer: Any, pairs: Sequence[tuple[str, str]], batch_size: int
+) -> list[tuple[list[int], dict[str, Any]]]:
+    """(indices, arrays) batches of pairs sorted by token length, each padded to its longest.
+
+    One padded batch of mixed lengths runs every pair at the longest pair's
+    length; sorting first lets short passages run short, which is most of the
+    saving on a CPU where attention and the feed-forward scale with tokens.
+    """
+    import numpy as np
+
+    encodings = tokenizer.encode_batch(list(pairs))
+    lengths = [sum(e.attention_mask) for e in encodings]
+    order = sorted(range(len(pairs)), key=lambda i: lengths[i])
+    batches = []
+    for start in range(0, len(order), max(1, batch_size)):
+        idx = order[start : start + max(1, batch_size)]
+        width = max(lengths[i] for i in idx)
+        arrays = {
+            "input_ids": np.array([encodings[i].ids[:width] for i in idx], dtype=np.int64),
+            "attention_mask": np.array(
+                [encodings[i].attention_mask[:width] for i in idx], dtype=np.int64
+            ),
+            "token_type_ids": np.array(
+                [encodings[i].type_ids[:width] for i in idx], dtype=np.int64
+            ),
+        }
+        batches.append((idx, arrays))
+    return batches

@@ -330,9 +330,19 @@ class SearchResponse(_message.Message):
     TIMINGS_FIELD_NUMBER: _builtins.int
     BUILD_ID_FIELD_NUMBER: _builtins.int
     MODE_FIELD_NUMBER: _builtins.int
+    RERANKER_MODEL_FIELD_NUMBER: _builtins.int
+    RERANK_SKIPPED_FIELD_NUMBER: _builtins.int
     build_id: _builtins.str
     mode: Global___SearchMode.ValueType
     """the mode that actually ran"""
+    reranker_model: _builtins.str
+    """The reranker artifact in force for this search (the tenant's own or the
+    shared one); empty when reranking was off or no model is configured.
+    """
+    rerank_skipped: _builtins.bool
+    """True when the default rerank was skipped because fusion was confident
+    (RAGWAY_RERANK_SKIP_MARGIN); the hits then keep the fused order.
+    """
     @_builtins.property
     def hits(self) -> _containers.RepeatedCompositeFieldContainer[Global___SearchHit]: ...
     @_builtins.property
@@ -347,10 +357,12 @@ class SearchResponse(_message.Message):
         timings: _abc.Iterable[Global___StageTiming] | None = ...,
         build_id: _builtins.str = ...,
         mode: Global___SearchMode.ValueType = ...,
+        reranker_model: _builtins.str = ...,
+        rerank_skipped: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_id", b"build_id", "degraded", b"degraded", "hits", b"hits", "mode", b"mode", "timings", b"timings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_id", b"build_id", "degraded", b"degraded", "hits", b"hits", "mode", b"mode", "rerank_skipped", b"rerank_skipped", "reranker_model", b"reranker_model", "timings", b"timings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

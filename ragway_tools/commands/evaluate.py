@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import grpc
 import typer
@@ -174,6 +176,159 @@ def _qa(path: Path) -> QASet:
         return load_qa(path)
     except QAFileError as exc:
         raise fail(str(exc)) from None
+
+
+@eval_app.command("qa-retrieval")
+def qa_retrieval(
+    qa: QAOpt,
+    reranker: Annotated[
+        Path | None, typer.Option(help="Shared reranker artifact the private retriever loads")
+    ] = None,
+    tenant_reranker: Annotated[
+        list[str] | None,
+        typer.Option(help="<tenant>=<artifact>: a tenant's own adapted reranker (repeatable)"),
+    ] = None,
+    rerank_depth: Annotated[int, typer.Option(min=1, max=200)] = 5,
+    skip_margin: Annotated[
+        float | None, typer.Option(help="Also score the skip rule at this fused margin")
+    ] = None,
+    fit_skip: Annotated[
+        bool, typer.Option(help="Fit the skip margin on this set (a TUNING set only)")
+    ] = False,
+    rerank_weight: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Also score this reranker/fused blend")
+    ] = 1.0,
+    fit_weight: Annotated[
+        bool, typer.Option(help="Fit the rerank weight on this set (a TUNING set only)")
+    ] = False,
+    curve: Annotated[
+        str | None,
+        typer.Option(
+            help="Also measure the depth/length/batching curve of the tenant rerankers: "
+            "DEPTHS;LENGTHS;BATCH SIZES, e.g. '3,5,10;64,128;0,8'"
+        ),
+    ] = None,
+    output: Annotated[Path | None, typer.Option(help="Report folder")] = None,
+) -> None:
+    """hit@1, hit@5, MRR@10 of a QA set's gold pages, fused and reranked, per caller scope."""
+    from ragway_tools.evaluation import qa_retrieval as scoring
+    from ragway_tools.evaluation.qa import QAFileError
+    from ragway_tools.launcher import LaunchError
+
+    qa_set = _qa(qa)
+    if not qa_set.knowledge_base:
+        raise fail(f"{qa}: names no knowledge_base to search")
+    by_tenant: dict[str, Path] = {}
+    for entry in tenant_reranker or []:
+        tenant, eq, path = entry.partition("=")
+        if not eq or not tenant or not path:
+            raise fail(f"--tenant-reranker {entry!r}: use <tenant>=<artifact folder>")
+        _require_artifact(Path(path))
+        by_tenant[tenant] = Path(path).resolve()
+    if reranker is not None:
+        _require_artifact(reranker)
+    try:
+        levers = [[int(x) for x in part.split(",")] for part in curve.split(";")] if curve else []
+    except ValueError:
+        raise fail("--curve takes DEPTHS;LENGTHS;BATCH SIZES of comma-separated integers") from None
+    if curve and (len(levers) != 3 or not by_tenant):
+        raise fail("--curve needs three lists and at least one --tenant-reranker")
+    env = {"RAGWAY_RERANK_DEPTH": str(rerank_depth)}
+    if reranker is not None:
+        env["RAGWAY_RERANKER_PATH"] = str(reranker.resolve())
+    if by_tenant:
+        env["RAGWAY_RERANKER_TENANT_PATHS"] = json.dumps({t: str(p) for t, p in by_tenant.items()})
+    out = output or Path("var/eval") / qa_set.name / "qa-retrieval"
+    try:
+        with progress_bar() as progress, _kb_retriever(qa_set, env) as stub:
+            asked = sum(1 for i in qa_set.items if i.answerable and i.sources)
+            task = progress.add_task("questions", total=asked)
+            results = scoring.run(stub, qa_set, on_item=lambda: progress.advance(task))
+    except (LaunchError, QAFileError) as exc:
+        raise fail(str(exc), 1) from None
+    weight = rerank_weight
+    if fit_weight:
+        weight, _ = scoring.fit_weight(results)
+        console.print(f"rerank weight fit on this set: {weight:.2f}")
+    fitted = None
+    if fit_skip:
+        fitted, _ = scoring.fit_skip_margin(results, weight=weight)
+        console.print(
+            "skip margin fit on this set: "
+            + (f"{fitted:.6f}" if fitted is not None else "none (always rerank)")
+        )
+    margin = skip_margin if skip_margin is not None else fitted
+    meta = {
+        "reranker": str(reranker) if reranker else None,
+        "tenant_rerankers": {t: str(p) for t, p in by_tenant.items()},
+        "rerank_depth": rerank_depth,
+        "models": sorted({r.reranker for r in results if r.reranker}),
+    }
+    table = scoring.render(qa_set.name, results, margin, meta, weight)
+    points = []
+    if levers:
+        from ragway_tools.training import qa_curve
+
+        depths, lengths, batches = levers
+        with progress_bar() as progress:
+            task = progress.add_task("curve", total=len(depths) * len(lengths) * len(batches))
+            points = qa_curve.measure(
+                results, by_tenant, depths=depths, lengths=lengths, batch_sizes=batches,
+                on_step=lambda n: progress.advance(task, n),
+            )  # fmt: skip
+        table += "\n## Rerank curve\n\n" + qa_curve.render(
+            points, scoring.summarize(results, "fused")
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.md").write_text(table)
+    report = {
+        "qa": qa_set.name,
+        **meta,
+        "skip_margin": margin,
+        "skip_margin_fitted": fit_skip,
+        "fused": scoring.summarize(results, "fused"),
+        "reranked": scoring.summarize(results, "reranked"),
+        "rerank_weight": weight,
+        "rerank_weight_fitted": fit_weight,
+        "blended": scoring.summarize(results, "reranked", weight=weight),
+        "skip": scoring.summarize(results, "skip", margin, weight) if margin is not None else None,
+        "segments": {
+            "fused": scoring.by_segment(results, "fused"),
+            "reranked": scoring.by_segment(results, "reranked"),
+        },
+        "rerank_ms": scoring.latency(results),
+        "curve": [p.__dict__ for p in points],
+        "items": [{k: v for k, v in r.__dict__.items() if k != "candidates"} for r in results],
+    }
+    (out / "report.json").write_text(json.dumps(report, indent=2, default=list) + "\n")
+    console.print(table)
+    console.print(f"report: {out}/report.md, report.json")
+
+
+@contextlib.contextmanager
+def _kb_retriever(qa_set: QASet, env: dict[str, str]) -> Iterator[Any]:
+    """A private retriever with the QA set's knowledge base loaded (gone afterwards)."""
+    import tempfile
+
+    from ragway.kb import Defaults, discover, parse_document
+    from ragway.v1 import retriever_pb2_grpc
+    from ragway_tools.launcher import Stack, StackConfig
+    from ragway_tools.loading import load_documents
+
+    docs = [parse_document(p, r, Defaults()) for p, r in discover(list(qa_set.knowledge_base))]
+    with tempfile.TemporaryDirectory(prefix="ragway-qa-retrieval-") as tmp:
+        stack = Stack(
+            StackConfig.on_free_ports(
+                Path(tmp), extra_env={"RAGWAY_INDEX_DIR": str(Path(tmp) / "index"), **env}
+            )
+        )
+        try:
+            stack.start_service("retriever")
+            load_documents(stack.config.retriever_addr, docs)
+            with grpc.insecure_channel(stack.config.retriever_addr) as channel:
+                yield retriever_pb2_grpc.RetrieverStub(channel)
+        finally:
+            stack.stop()
 
 
 @eval_app.command("answers")

@@ -1,63 +1,164 @@
-"""``ragway train reranker``: fine-tune ragway's cross-encoder on a BEIR training split."""
+"""``ragway train reranker``: fine-tune ragway's cross-encoder.
+
+On a BEIR training split (``--dataset``), or self-supervised on a knowledge
+base's own documents (``--from-folder`` / ``--from-build``, one artifact per
+tenant; see ragway_tools/training/adapt.py).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from ragway_tools.commands.common import console, eval_home, fail, load_split, progress_bar
 from ragway_tools.training.reranker import TrainConfig as TrainDefaults
 
+# Adapting to a knowledge base trains on a few hundred pseudo-queries within a
+# few minutes on two cores: shorter inputs and a smaller group make each step
+# cheap enough, a higher rate makes the few steps count (docs/evaluation.md).
+ADAPT_DEFAULTS = TrainDefaults(
+    max_length=128, epochs=3, group_size=5, negatives_depth=20, learning_rate=2e-4
+)
+_MODE_DEFAULT = "Default: per mode (BEIR training or --from-* adaptation)"
+
 train_app = typer.Typer(help="Train ragway's own models from benchmark data.", no_args_is_help=True)
 
 
 @train_app.command("reranker")
 def reranker(
-    dataset: Annotated[Path, typer.Option(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/")],
+    dataset: Annotated[
+        Path | None, typer.Option(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/")
+    ] = None,
+    from_folder: Annotated[
+        list[Path] | None,
+        typer.Option(help="Adapt to this knowledge-base folder (no labels; repeatable)"),
+    ] = None,
+    from_build: Annotated[
+        str | None,
+        typer.Option(help="Adapt to a build of the running retriever (id or alias, e.g. live)"),
+    ] = None,
+    tenant: Annotated[
+        list[str] | None,
+        typer.Option(help="With --from-*: only these tenants (default: one artifact per tenant)"),
+    ] = None,
+    max_minutes: Annotated[
+        float, typer.Option(min=0.1, max=600, help="With --from-*: training time cap per tenant")
+    ] = 4.0,
+    heldout_fraction: Annotated[
+        float,
+        typer.Option(min=0.05, max=0.5, help="With --from-*: chunks held out for early stopping"),
+    ] = 0.15,
+    max_steps: Annotated[
+        int | None, typer.Option(min=1, help="With --from-*: optimiser step cap per tenant")
+    ] = None,
     output: Annotated[Path, typer.Option(help="Folder that receives the artifact")] = Path(
         "var/models"
     ),
     seed: Annotated[int, typer.Option(help="Seed of the train/validation split")] = 2026,
-    epochs: Annotated[int, typer.Option(min=1, max=20)] = TrainDefaults.epochs,
-    max_length: Annotated[int, typer.Option(min=32, max=512)] = TrainDefaults.max_length,
+    epochs: Annotated[int | None, typer.Option(min=1, max=20, help=_MODE_DEFAULT)] = None,
+    max_length: Annotated[int | None, typer.Option(min=32, max=512, help=_MODE_DEFAULT)] = None,
     layers: Annotated[int, typer.Option(min=1, max=6, help="Encoder layers kept")] = (
         TrainDefaults.layers
     ),
     group_size: Annotated[
-        int, typer.Option(min=2, max=64, help="1 positive + N-1 hard negatives")
-    ] = TrainDefaults.group_size,
+        int | None,
+        typer.Option(min=2, max=64, help="1 positive + N-1 hard negatives. " + _MODE_DEFAULT),
+    ] = None,
     negatives_depth: Annotated[
-        int, typer.Option(min=2, max=200, help="Mine negatives from the hybrid top-N")
-    ] = TrainDefaults.negatives_depth,
-    learning_rate: Annotated[float, typer.Option(min=1e-7, max=1e-2)] = (
-        TrainDefaults.learning_rate
-    ),
+        int | None,
+        typer.Option(min=2, max=200, help="Mine negatives from the hybrid top-N. " + _MODE_DEFAULT),
+    ] = None,
+    learning_rate: Annotated[
+        float | None, typer.Option(min=1e-7, max=1e-2, help=_MODE_DEFAULT)
+    ] = None,
     threads: Annotated[int, typer.Option(min=1, max=64)] = TrainDefaults.threads,
     retriever: Annotated[
-        str | None, typer.Option(help="A running retriever holding the corpus (default: start one)")
+        str | None,
+        typer.Option(
+            help="A running retriever holding the corpus (default: start one; "
+            "with --from-build: RAGWAY_RETRIEVER_ADDR)"
+        ),
     ] = None,
 ) -> None:
     """Mine hard negatives with ragway's retriever, fine-tune, save a versioned artifact."""
+    from ragway_tools.training import reranker as trainer
+
+    mode = trainer.TrainConfig() if dataset is not None else ADAPT_DEFAULTS
+    given: dict[str, Any] = {
+        "max_length": max_length,
+        "epochs": epochs,
+        "group_size": group_size,
+        "negatives_depth": negatives_depth,
+        "learning_rate": learning_rate,
+    }
+    config = dataclasses.replace(
+        mode,
+        layers=layers,
+        threads=threads,
+        seed=seed,
+        **{k: v for k, v in given.items() if v is not None},
+    )
+    chosen = [x for x in (dataset, from_folder, from_build) if x]
+    if len(chosen) != 1:
+        raise fail("give exactly one of --dataset, --from-folder or --from-build")
+    if dataset is None:
+        _adapt(config, output, from_folder or [], from_build, retriever, tenant or [],
+               max_minutes, max_steps, heldout_fraction)  # fmt: skip
+        return
+    _train_beir(config, dataset, output, seed, retriever)
+
+
+def _adapt(
+    config: Any,
+    output: Path,
+    folders: list[Path],
+    build: str | None,
+    retriever: str | None,
+    tenants: list[str],
+    max_minutes: float,
+    max_steps: int | None,
+    heldout_fraction: float,
+) -> None:
+    from ragway_tools.build_client import BuildsSettings
+    from ragway_tools.commands import train_adapt
+    from ragway_tools.launcher import LaunchError
+
+    try:
+        with contextlib.ExitStack() as stack:
+            if build is not None:
+                addr = retriever or BuildsSettings().retriever_addr
+                source = train_adapt.from_build(addr, build)
+            else:
+                source = train_adapt.from_folders(folders)
+                with console.status("Starting a private retriever and loading the documents…"):
+                    addr = stack.enter_context(train_adapt.private_retriever(source.documents))
+            done = train_adapt.adapt(
+                source, addr, config, output, tenants=tenants, max_minutes=max_minutes,
+                max_steps=max_steps, heldout_fraction=heldout_fraction,
+            )  # fmt: skip
+    except LaunchError as exc:
+        raise fail(str(exc), 1) from None
+    paths = ",".join(f'"{json.loads((f / "artifact.json").read_text())["tenant"]}": "{f}"'
+                     for f in done)  # fmt: skip
+    console.print(
+        f"serve them: RAGWAY_RERANKER_TENANT_PATHS='{{{paths}}}' (retriever), or "
+        "ragway eval qa-retrieval --qa <set> --tenant-reranker <tenant>=<artifact>"
+    )
+
+
+def _train_beir(config: Any, dataset: Path, output: Path, seed: int, retriever: str | None) -> None:
     from ragway_tools.evaluation.retrieval import indexed_retriever
     from ragway_tools.launcher import LaunchError
     from ragway_tools.training import negatives
     from ragway_tools.training import reranker as trainer
 
     data, train_ids = load_split(dataset, "train", seed)
-    config = trainer.TrainConfig(
-        max_length=max_length,
-        epochs=epochs,
-        group_size=group_size,
-        negatives_depth=negatives_depth,
-        learning_rate=learning_rate,
-        layers=layers,
-        threads=threads,
-        seed=seed,
-    )
+    negatives_depth = config.negatives_depth
     home = eval_home(data)
     cache = home / f"negatives-train-s{seed}-d{negatives_depth}.json"
     progress = progress_bar()

@@ -26,7 +26,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragway.reranker_artifact import ARTIFACT_FORMAT, encode, load_tokenizer, passage_text
+from ragway.reranker_artifact import (
+    ARTIFACT_FORMAT,
+    encode,
+    encode_by_length,
+    load_tokenizer,
+    passage_text,
+)
 from ragway_tools.evaluation.beir import Dataset
 
 
@@ -142,6 +148,25 @@ class TrainResult:
     pairs: int
     seconds: float
     losses: list[float]
+    evaluations: list[tuple[int, float]] = dataclasses.field(default_factory=list)
+    best_step: int = 0
+
+
+@dataclass(frozen=True)
+class EarlyStopping:
+    """Score a held-out slice every ``every`` steps; keep the best weights.
+
+    ``evaluate(score_pairs)`` gets a function that scores (query, passage)
+    pairs with the model being trained and returns the held-out metric (higher
+    is better). Training stops after ``patience`` evaluations without a gain, or
+    at ``max_steps`` / ``max_seconds``, whichever comes first.
+    """
+
+    evaluate: Callable[[Callable[[Sequence[tuple[str, str]]], list[float]]], float]
+    every: int = 25
+    patience: int = 3
+    max_steps: int | None = None
+    max_seconds: float | None = None
 
 
 def train(
@@ -150,8 +175,15 @@ def train(
     *,
     base: Path | None = None,
     on_step: Callable[[int, float], None] | None = None,
+    stopping: EarlyStopping | None = None,
+    on_eval: Callable[[int, float], None] | None = None,
 ) -> TrainResult:
-    """Fine-tune; ``on_step(step, loss)`` is called after every optimiser step."""
+    """Fine-tune; ``on_step(step, loss)`` is called after every optimiser step.
+
+    With ``stopping``, the held-out metric is taken before the first step and
+    every ``stopping.every`` steps (``on_eval(step, metric)``), and the weights
+    of the best evaluation are the ones returned.
+    """
     import numpy as np
     import torch
     from transformers import AutoConfig
@@ -169,6 +201,8 @@ def train(
     per_step = config.queries_per_step
     steps_per_epoch = max(1, (len(groups) + per_step - 1) // per_step)
     total_steps = steps_per_epoch * config.epochs
+    if stopping is not None and stopping.max_steps is not None:
+        total_steps = min(total_steps, stopping.max_steps)
     no_decay = ("bias", "LayerNorm.weight")
     params = [
         {
@@ -194,10 +228,23 @@ def train(
     step = 0
     pairs = 0
     started = time.perf_counter()
+    # No evaluation at step 0: the fresh head scores at chance, never the best.
+    tracker = _Tracker(model, tokenizer, stopping, on_eval)
     for _ in range(config.epochs):
+        if tracker.stop or step >= total_steps:
+            break
         order = list(groups)
         rng.shuffle(order)
         for start in range(0, len(order), per_step):
+            if tracker.stop or step >= total_steps:
+                break
+            if (
+                stopping is not None
+                and stopping.max_seconds is not None
+                and time.perf_counter() - started > stopping.max_seconds
+            ):
+                tracker.stop = True
+                break
             batch = order[start : start + per_step]
             texts: list[tuple[str, str]] = []
             sizes = []
@@ -228,15 +275,82 @@ def train(
             step += 1
             if on_step is not None:
                 on_step(step, float(np.mean(losses[-20:])))
+            if stopping is not None and step % stopping.every == 0:
+                tracker.check(step)
+    if stopping is not None and step % stopping.every != 0 and step > 0:
+        tracker.check(step)
+    tracker.restore_best()
     model.eval()
-    return TrainResult(model, step, pairs, time.perf_counter() - started, losses)
+    return TrainResult(
+        model,
+        step,
+        pairs,
+        time.perf_counter() - started,
+        losses,
+        evaluations=tracker.history,
+        best_step=tracker.best_step,
+    )
 
 
-def artifact_name(created: datetime, config: TrainConfig, checksum: str) -> str:
+class _Tracker:
+    """The early-stopping bookkeeping of ``train``: evaluations and the best weights."""
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        stopping: EarlyStopping | None,
+        on_eval: Callable[[int, float], None] | None,
+    ) -> None:
+        self.model, self.tokenizer = model, tokenizer
+        self.stopping, self.on_eval = stopping, on_eval
+        self.history: list[tuple[int, float]] = []
+        self.best: float | None = None
+        self.best_step = 0
+        self.best_state: dict[str, Any] | None = None
+        self.stale = 0
+        self.stop = False
+
+    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        import torch
+
+        out = [0.0] * len(pairs)
+        with torch.no_grad():
+            for idx, arrays in encode_by_length(self.tokenizer, pairs, 32):
+                inputs = {k: torch.from_numpy(v) for k, v in arrays.items()}
+                for i, x in zip(idx, self.model(**inputs).reshape(-1), strict=True):
+                    out[i] = float(x)
+        return out
+
+    def check(self, step: int) -> None:
+        if self.stopping is None:
+            return
+        self.model.eval()
+        metric = float(self.stopping.evaluate(self.score_pairs))
+        self.model.train()
+        self.history.append((step, metric))
+        if self.on_eval is not None:
+            self.on_eval(step, metric)
+        if self.best is None or metric > self.best:
+            self.best, self.best_step, self.stale = metric, step, 0
+            self.best_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+        else:
+            self.stale += 1
+            if self.stale >= self.stopping.patience:
+                self.stop = True
+
+    def restore_best(self) -> None:
+        if self.best_state is not None:
+            self.model.load_state_dict(self.best_state)
+
+
+def artifact_name(
+    created: datetime, config: TrainConfig, checksum: str, *, prefix: str = "reranker"
+) -> str:
     digest = hashlib.sha256(
         (json.dumps(dataclasses.asdict(config), sort_keys=True) + checksum).encode()
     ).hexdigest()[:8]
-    return f"reranker-{created:%Y%m%d-%H%M%S}-{digest}"
+    return f"{prefix}-{created:%Y%m%d-%H%M%S}-{digest}"
 
 
 def save_artifact(
@@ -249,11 +363,37 @@ def save_artifact(
     split_seed: int,
     base: Path | None = None,
 ) -> Path:
-    """Write the versioned artifact (weights, ONNX fp32 + int8, artifact.json)."""
+    """Write the versioned artifact of a BEIR training run (see ``write_artifact``)."""
+    checksum = data_checksum(dataset, query_ids)
+    data = {
+        "dataset": dataset.name,
+        "dataset_checksum": dataset.checksum,
+        "split_seed": split_seed,
+        "train_queries": len(query_ids),
+        "checksum": checksum,
+    }
+    return write_artifact(result, config, out_root, checksum=checksum, data=data, base=base)
+
+
+def write_artifact(
+    result: TrainResult,
+    config: TrainConfig,
+    out_root: Path,
+    *,
+    checksum: str,
+    data: dict[str, Any],
+    base: Path | None = None,
+    prefix: str = "reranker",
+    extra: dict[str, Any] | None = None,
+) -> Path:
+    """Write the versioned artifact (weights, ONNX fp32 + int8, artifact.json).
+
+    ``data`` is what the model was trained on (recorded whole, with ``checksum``
+    naming it); ``extra`` adds sections such as the held-out evaluations.
+    """
     base = base or base_model_dir()
     created = datetime.now(UTC)
-    checksum = data_checksum(dataset, query_ids)
-    folder = out_root / artifact_name(created, config, checksum)
+    folder = out_root / artifact_name(created, config, checksum, prefix=prefix)
     model_dir = folder / "model"
     model_dir.mkdir(parents=True, exist_ok=False)
     result.model.encoder.save_pretrained(str(model_dir), safe_serialization=True)
@@ -273,19 +413,24 @@ def save_artifact(
         "max_length": config.max_length,
         "runtime": "onnx-int8",
         "train_config": dataclasses.asdict(config),
-        "data": {
-            "dataset": dataset.name,
-            "dataset_checksum": dataset.checksum,
-            "split_seed": split_seed,
-            "train_queries": len(query_ids),
-            "checksum": checksum,
-        },
+        "data": {**data, "checksum": checksum},
         "training": {
             "steps": result.steps,
             "pairs": result.pairs,
             "seconds": round(result.seconds, 1),
             "final_loss": round(sum(result.losses[-20:]) / max(1, len(result.losses[-20:])), 4),
+            **(
+                {
+                    "best_step": result.best_step,
+                    "heldout_evaluations": [
+                        {"step": st, "mrr": round(m, 4)} for st, m in result.evaluations
+                    ],
+                }
+                if result.evaluations
+                else {}
+            ),
         },
+        **(extra or {}),
     }
     (folder / "artifact.json").write_text(json.dumps(meta, indent=2) + "\n")
     return folder

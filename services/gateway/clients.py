@@ -202,6 +202,7 @@ class Retrieved:
     """A search reply: the hits to pack, and what the run records about the search."""
 
     build_id: str
+    reranker_model: str | None  # the artifact in force, None when none reranked
     hits: Sequence[retriever_pb2.SearchHit]
     degraded: list[Degradation]
     timings_ms: dict[str, float]  # the retriever's stages, as "retriever.<stage>"
@@ -210,6 +211,7 @@ class Retrieved:
 def retrieved(response: retriever_pb2.SearchResponse) -> Retrieved:
     return Retrieved(
         build_id=response.build_id,
+        reranker_model=response.reranker_model or None,
         hits=response.hits,
         degraded=[Degradation(stage=d.stage, reason=d.reason) for d in response.degraded],
         timings_ms={f"retriever.{t.stage}": round(t.ms, 3) for t in response.timings},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 from ragway.metrics import LATENCY_BUCKETS, REGISTRY, reason_label
 
@@ -26,6 +26,31 @@ SEARCH_DEGRADATIONS = Counter(
     ["stage", "reason"],
     registry=REGISTRY,
 )
+
+
+RERANKS = Counter(
+    "ragway_retriever_reranks",
+    "Default-or-forced reranks by the artifact in force and what it did "
+    "(reranked, skipped: fusion confident, late: fused order kept).",
+    ["reranker", "outcome"],
+    registry=REGISTRY,
+)
+RERANKER_INFO = Gauge(
+    "ragway_retriever_reranker_info",
+    'The reranker artifact loaded for a tenant (tenant "*": the shared one); value 1.',
+    ["tenant", "reranker"],
+    registry=REGISTRY,
+)
+
+
+def announce_rerankers(by_tenant: dict[str, str]) -> None:
+    for tenant, model_id in by_tenant.items():
+        RERANKER_INFO.labels(tenant, model_id).set(1)
+
+
+def observe_rerank(reranker: str | None, outcome: str | None) -> None:
+    if reranker is not None and outcome is not None:
+        RERANKS.labels(reranker, outcome).inc()
 
 
 def observe_search(

@@ -6,6 +6,8 @@ import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from ragway.reranker_artifact import passage_text
+
 # Open-ended effective windows are stored as this instant so that both engines
 # can express "effective_to > as_of" as one range condition.
 OPEN_END = 2**62
@@ -53,8 +55,7 @@ class ChunkRecord:
     @property
     def embedding_text(self) -> str:
         """What the dense model sees: the heading context helps short chunks."""
-        heading = " > ".join(p for p in (self.title, self.section) if p)
-        return f"{heading}\n{self.text}" if heading else self.text
+        return passage_text(self.title, self.text, self.section)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ragway.embedding import cpu_session
-from ragway.reranker_artifact import ARTIFACT_FORMAT, encode, load_tokenizer
+from ragway.reranker_artifact import ARTIFACT_FORMAT, encode, encode_by_length, load_tokenizer
 
 
 class Reranker(Protocol):
@@ -37,7 +37,13 @@ class OnnxCrossEncoderReranker:
     """A ragway reranker artifact served from its int8 ONNX network."""
 
     def __init__(
-        self, artifact: Path, *, max_length: int | None = None, threads: int = 1, int8: bool = True
+        self,
+        artifact: Path,
+        *,
+        max_length: int | None = None,
+        threads: int = 1,
+        int8: bool = True,
+        batch_size: int = 8,
     ) -> None:
         meta = json.loads((artifact / "artifact.json").read_text())
         if meta.get("format") != ARTIFACT_FORMAT:
@@ -52,14 +58,24 @@ class OnnxCrossEncoderReranker:
         self.max_length = int(max_length or meta["max_length"])
         self._tokenizer = load_tokenizer(artifact / "model", self.max_length)
         self.model_id = str(meta["version"]) + ("" if int8 else "-fp32")
+        self.batch_size = batch_size
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        """Pairs sorted by length and run in batches of ``batch_size`` (0: one padded batch)."""
         if not passages:
             return []
-        arrays: dict[str, Any] = encode(self._tokenizer, [(query, p) for p in passages])
-        feeds = {k: v for k, v in arrays.items() if k in self._inputs}
-        (logits,) = self._session.run(["logits"], feeds)
-        return [float(x) for x in logits.reshape(-1)]
+        pairs = [(query, p) for p in passages]
+        if self.batch_size <= 0:
+            batches = [(list(range(len(pairs))), encode(self._tokenizer, pairs))]
+        else:
+            batches = encode_by_length(self._tokenizer, pairs, self.batch_size)
+        scores = [0.0] * len(pairs)
+        for idx, arrays in batches:
+            feeds: dict[str, Any] = {k: v for k, v in arrays.items() if k in self._inputs}
+            (logits,) = self._session.run(["logits"], feeds)
+            for i, x in zip(idx, logits.reshape(-1), strict=True):
+                scores[i] = float(x)
+        return scores
 
 
 class CrossEncoderReranker:
@@ -82,12 +98,16 @@ class CrossEncoderReranker:
         return [float(s) for s in scores]
 
 
-def load_reranker(path: Path, *, max_length: int | None = None, threads: int = 1) -> Reranker:
+def load_reranker(
+    path: Path, *, max_length: int | None = None, threads: int = 1, batch_size: int = 8
+) -> Reranker:
     """A ragway artifact (has ``artifact.json``) or a sentence-transformers CrossEncoder folder."""
     if not path.is_dir():
         raise RerankerLoadError(f"reranker model folder not found: {path}")
     if (path / "artifact.json").is_file():
-        return OnnxCrossEncoderReranker(path, max_length=max_length, threads=threads)
+        return OnnxCrossEncoderReranker(
+            path, max_length=max_length, threads=threads, batch_size=batch_size
+        )
     if (path / "config.json").is_file():
         return CrossEncoderReranker(path, max_length=max_length or 256, threads=threads)
     raise RerankerLoadError(

@@ -12,13 +12,18 @@ Stages run in a thread pool (the engines release the GIL). A stage that misses
 its deadline is dropped, not awaited: dense late → sparse only, sparse late →
 dense only, reranker late → fused order. Each drop is reported as a
 degradation so the caller can record and announce it.
+
+The reranker is the tenant's own adapted artifact when one is configured
+(``ragway train reranker --from-folder``), else the shared one. When fusion is
+already confident (its first passage leads by ``skip_margin``), the default
+(unforced) rerank is skipped: the cheapest rerank is the one not run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -81,6 +86,10 @@ class SearchOutcome:
     mode: Mode
     degraded: list[tuple[str, str]] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    # The reranker in force for this search (its artifact id), and what it did:
+    # "reranked", "skipped" (fusion was confident), "late" (fused order kept).
+    reranker: str | None = None
+    rerank_outcome: str | None = None
 
 
 def _stage(list_name: str) -> str:
@@ -96,12 +105,21 @@ class HybridSearcher:
         executor: Executor,
         *,
         reranker: Reranker | None = None,
+        tenant_rerankers: Mapping[str, Reranker] | None = None,
         rerank_depth: int = 20,
         rrf_k: int = 60,
+        skip_margin: float | None = None,
+        rerank_weight: float = 1.0,
     ) -> None:
         self._embedder = embedder
         self._executor = executor
         self._reranker = reranker
+        # A tenant's own adapted reranker wins over the shared one.
+        self._tenant_rerankers = dict(tenant_rerankers or {})
+        # Fused top-1 ahead of top-2 by at least this much: rerank skipped (None: never).
+        self._skip_margin = skip_margin
+        # 1.0: the reranker's order; below, its scores blended with the fused ones.
+        self._rerank_weight = rerank_weight
         self._rerank_depth = rerank_depth
         self._rrf_k = rrf_k
 
@@ -226,7 +244,7 @@ class HybridSearcher:
             span.set_attribute("ragway.candidates", len(hits))
         timings["fuse"] = (time.perf_counter() - t0) * 1000
 
-        hits = await self._rerank(query, hits, options, deadline, outcome)
+        hits = await self._rerank(query, hits, options, deadline, outcome, scope.tenant)
         outcome.hits = hits[: options.top_k]
         timings["total"] = (time.perf_counter() - started) * 1000
         return outcome
@@ -269,13 +287,19 @@ class HybridSearcher:
         options: SearchOptions,
         deadline: float,
         outcome: SearchOutcome,
+        tenant: str,
     ) -> list[Hit]:
-        wanted = options.rerank if options.rerank is not None else self._reranker is not None
+        reranker = self._tenant_rerankers.get(tenant, self._reranker)
+        wanted = options.rerank if options.rerank is not None else reranker is not None
         if not wanted or not hits:
             return hits
-        reranker = self._reranker
         if reranker is None:
             outcome.degraded.append(("rerank", "no reranker model is configured; fused order kept"))
+            return hits
+        outcome.reranker = reranker.model_id
+        if options.rerank is None and self._confident(hits):
+            # Only the server default skips: an explicit RERANK_MODE_ON always reranks.
+            outcome.rerank_outcome = "skipped"
             return hits
         head, tail = hits[: self._rerank_depth], hits[self._rerank_depth :]
         t0 = time.perf_counter()
@@ -295,12 +319,59 @@ class HybridSearcher:
             except TimeoutError:
                 late = "reranker missed its deadline; fused order kept"
                 outcome.degraded.append(("rerank", late))
+                outcome.rerank_outcome = "late"
                 span.set_attribute("ragway.degraded", True)
                 return hits
             finally:
                 outcome.timings_ms["rerank"] = (time.perf_counter() - t0) * 1000
-        for hit, score in zip(head, scores, strict=True):
+        # Fusion's say is its order (a multi-part question's lists are interleaved,
+        # so the order is not the fused scores' order): first = 1, last = 0.
+        blended = blend([-float(i) for i in range(len(head))], scores, self._rerank_weight)
+        for hit, score, final in zip(head, scores, blended, strict=True):
             hit.rerank = score
-            hit.score = score
-        head.sort(key=lambda h: -(h.rerank or 0.0))
+            hit.score = final
+        head.sort(key=lambda h: -h.score)
+        outcome.rerank_outcome = "reranked"
         return head + tail
+
+    def _confident(self, hits: list[Hit]) -> bool:
+        """Fusion is sure of its first passage: the skip rule (``fusion_margin``)."""
+        if self._skip_margin is None:
+            return False
+        return fusion_margin(hits) >= self._skip_margin
+
+
+def blend(fused: Sequence[float], rerank: Sequence[float], weight: float) -> list[float]:
+    """``weight`` x reranker + (1 - weight) x fused, each min-max scaled over the head.
+
+    ``fused`` is any score that orders the head as fusion did (the retriever
+    passes minus the fused position).
+
+    A reranker adapted in minutes knows less than fusion does about most
+    questions and more about some; the weight (fit on a tuning QA set, see
+    ``ragway eval qa-retrieval --fit-weight``) lets fusion keep its say. At 1.0
+    the scores are the reranker's own, as before.
+    """
+    if weight >= 1.0:
+        return list(rerank)
+    return [
+        weight * r + (1 - weight) * f for f, r in zip(_scaled(fused), _scaled(rerank), strict=True)
+    ]
+
+
+def _scaled(values: Sequence[float]) -> list[float]:
+    low, high = min(values, default=0.0), max(values, default=0.0)
+    if high <= low:
+        return [0.0 for _ in values]
+    return [(v - low) / (high - low) for v in values]
+
+
+def fusion_margin(hits: Sequence[Hit]) -> float:
+    """How far the fused first passage leads the second (RRF score units).
+
+    ``ragway eval qa-retrieval`` fits the skip threshold on this quantity from a
+    tuning QA set (``ragway_tools/evaluation/qa_retrieval.py``).
+    """
+    if len(hits) < 2:
+        return float("inf")
+    return hits[0].fused - hits[1].fused

@@ -6,6 +6,7 @@ import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health
@@ -14,6 +15,7 @@ from ragway.embedding import OnnxMiniLMEmbedder
 from ragway.grpc_server import SERVER_OPTIONS, add_health_and_reflection, bind, serve
 from ragway.service_auth import server_interceptors
 from ragway.v1 import retriever_pb2, retriever_pb2_grpc
+from services.retriever import metrics
 from services.retriever.backends import create_engines
 from services.retriever.catalog import BuildCatalog
 from services.retriever.rerank import Reranker, load_reranker
@@ -43,12 +45,14 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
     embedder.embed(["warm-up"])  # the first inference allocates; keep it off a user's query
     reranker: Reranker | None = None
     if settings.reranker_path is not None:
-        reranker = load_reranker(
-            settings.reranker_path,
-            max_length=settings.rerank_max_length,
-            threads=settings.inference_threads,
-        )
-        reranker.score("warm-up", ["warm-up"])
+        reranker = _load(settings, settings.reranker_path)
+    tenant_rerankers = {
+        tenant: _load(settings, path) for tenant, path in settings.reranker_tenant_paths.items()
+    }
+    metrics.announce_rerankers(
+        ({"*": reranker.model_id} if reranker else {})
+        | {t: r.model_id for t, r in tenant_rerankers.items()}
+    )
     executor = ThreadPoolExecutor(max_workers=settings.search_threads, thread_name_prefix="search")
     catalog = BuildCatalog(
         settings.index_dir,
@@ -62,8 +66,11 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
         embedder,
         executor,
         reranker=reranker,
+        tenant_rerankers=tenant_rerankers,
         rerank_depth=settings.rerank_depth,
         rrf_k=settings.rrf_k,
+        skip_margin=settings.rerank_skip_margin,
+        rerank_weight=settings.rerank_weight,
     )
     server = grpc.aio.server(
         options=SERVER_OPTIONS,
@@ -84,6 +91,18 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
         },
     )
     return RetrieverServer(server, port, health_servicer, catalog, executor)
+
+
+def _load(settings: RetrieverSettings, path: Path) -> Reranker:
+    reranker = load_reranker(
+        path,
+        max_length=settings.rerank_max_length,
+        threads=settings.rerank_threads or settings.inference_threads,
+        batch_size=settings.rerank_batch_size,
+    )
+    reranker.score("warm-up", ["warm-up"])  # the first inference allocates
+    log.info("reranker loaded", extra={"reranker": reranker.model_id, "path": str(path)})
+    return reranker
 
 
 async def run(settings: RetrieverSettings) -> None:

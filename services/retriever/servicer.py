@@ -112,6 +112,7 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
         metrics.observe_search(
             outcome.mode.value, time.perf_counter() - t0, outcome.timings_ms, outcome.degraded
         )
+        metrics.observe_rerank(outcome.reranker, outcome.rerank_outcome)
         return pb.SearchResponse(
             hits=[
                 pb.SearchHit(
@@ -140,6 +141,8 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
             timings=[pb.StageTiming(stage=k, ms=v) for k, v in outcome.timings_ms.items()],
             build_id=outcome.build_id,
             mode=_MODE_TO_PB[outcome.mode],
+            reranker_model=outcome.reranker or "",
+            rerank_skipped=outcome.rerank_outcome == "skipped",
         )
 
     async def Upsert(

@@ -20,6 +20,24 @@ class RetrieverSettings(ServiceSettings):
     # are the best point under a 150 ms p95 retrieval budget (docs/evaluation.md).
     rerank_depth: int = Field(default=5, ge=1, le=200)
     rerank_max_length: int | None = Field(default=None, ge=16, le=512)
+    # Per-tenant adapted artifacts (``ragway train reranker --from-folder``), as
+    # JSON: {"northwind": "/models/reranker-northwind-…"}. A tenant listed here
+    # is reranked by its own model; the others by reranker_path, if set.
+    reranker_tenant_paths: dict[str, Path] = Field(default_factory=dict)
+    # onnxruntime intra-op threads of the reranker (unset: inference_threads).
+    # On two shared cores one thread per search beats two contending ones.
+    rerank_threads: int | None = Field(default=None, ge=1, le=64)
+    # Pairs are sorted by length and scored in batches of this size (0: one
+    # padded batch), so short passages do not run at the longest one's length.
+    rerank_batch_size: int = Field(default=8, ge=0, le=256)
+    # Skip the default rerank when the fused first passage leads the second by
+    # at least this RRF margin (unset: always rerank). Fit it on a tuning QA set
+    # with `ragway eval qa-retrieval --fit-skip` (docs/evaluation.md).
+    rerank_skip_margin: float | None = Field(default=None, ge=-1.0, le=1.0)
+    # The reranker's share of the head's final score: 1.0 is its own order; below,
+    # its scores are blended with the fused ones (each min-max scaled over the
+    # head). Fit it with `ragway eval qa-retrieval --fit-blend` on a tuning set.
+    rerank_weight: float = Field(default=1.0, ge=0.0, le=1.0)
     rrf_k: int = Field(default=60, ge=1, le=1000)
     default_top_k: int = Field(default=8, ge=1, le=100)
     default_candidate_depth: int = Field(default=50, ge=1, le=1000)

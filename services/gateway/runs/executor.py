@@ -228,6 +228,7 @@ class RunExecutor:
         found = clients.retrieved(response)
         record.timings_ms.update(found.timings_ms)
         record.build_id = found.build_id
+        record.reranker_model = found.reranker_model
         record.degraded.extend(found.degraded)
         packed = pack(found.hits, s.context_token_budget, record.top_k)
         record.sources = clients.sources(packed)

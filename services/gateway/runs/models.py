@@ -132,6 +132,11 @@ class RunRecord(BaseModel):
     )
     sources: list[Source] = Field(default_factory=list)
     build_id: str | None = None
+    reranker_model: str | None = Field(
+        default=None,
+        description="The reranker artifact in force for the search (the tenant's own or the "
+        "shared one); unset when none was.",
+    )
     model: str | None = None
     prompt_version: str | None = None
     access_groups: list[str] = Field(default_factory=list)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -11,7 +12,13 @@ import torch
 
 from ragway.reranker_artifact import encode, load_tokenizer
 from ragway_tools.evaluation.beir import load
-from ragway_tools.training.reranker import TrainConfig, build_groups, save_artifact, train
+from ragway_tools.training.reranker import (
+    EarlyStopping,
+    TrainConfig,
+    build_groups,
+    save_artifact,
+    train,
+)
 from services.retriever.rerank import OnnxCrossEncoderReranker, load_reranker
 from tests.conftest import FIXTURES
 
@@ -80,3 +87,30 @@ def test_onnx_fp32_matches_torch_and_int8_keeps_the_order(
     np.testing.assert_allclose(fp32, expected, atol=1e-4)
     int8 = load_reranker(folder).score(query, docs)
     assert int(np.argmax(int8)) == int(np.argmax(expected))
+
+
+def test_length_sorted_batches_score_like_one_padded_batch(
+    artifact: tuple[Path, list[float], object],
+) -> None:
+    folder, _, _ = artifact
+    query = TINY.queries[QUERIES[0]]
+    # Mixed lengths, so sorting reorders them and batches differ in width.
+    docs = [f"{d.title}\n{d.text}"[: 20 + 37 * i] for i, d in enumerate(TINY.corpus.values())]
+    whole = OnnxCrossEncoderReranker(folder, int8=False, batch_size=0).score(query, docs)
+    batched = OnnxCrossEncoderReranker(folder, int8=False, batch_size=2).score(query, docs)
+    np.testing.assert_allclose(batched, whole, atol=1e-4)  # same scores, original order
+
+
+def test_early_stopping_keeps_the_best_evaluated_weights() -> None:
+    groups = build_groups(TINY, QUERIES, NEGATIVES)
+    config = TrainConfig(epochs=3, queries_per_step=3, group_size=3, max_length=32, layers=1)
+    seen: list[float] = []
+
+    def metric(score: Any) -> float:
+        # A made-up metric that peaks at the second evaluation, then falls.
+        seen.append(float(score([("q", "p")])[0]))
+        return [0.2, 0.9, 0.5, 0.4, 0.3][len(seen) - 1]
+
+    result = train(groups, config, stopping=EarlyStopping(metric, every=1, patience=2))
+    assert [m for _, m in result.evaluations] == [0.2, 0.9, 0.5, 0.4]  # stopped: 2 without gain
+    assert result.best_step == 2 and result.steps == 4

@@ -1,0 +1,137 @@
+"""Self-supervised adaptation as a user runs it: train on a folder, serve it per tenant.
+
+``ragway train reranker --from-folder`` on the help-centre fixture (one tenant,
+a few steps of a one-layer model: the mechanics, not the quality), then a real
+retriever loads the artifact as that tenant's own reranker and reports it in
+the search response and in its metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import httpx
+import pytest
+
+from ragway.kb import Defaults, discover, parse_document
+from ragway.v1 import retriever_pb2 as pb
+from ragway.v1 import retriever_pb2_grpc as pb_grpc
+from ragway_tools.launcher import Stack, StackConfig
+from ragway_tools.loading import load_documents
+
+pytestmark = [pytest.mark.models, pytest.mark.timeout(900)]
+RAGWAY = str(Path(sys.executable).parent / "ragway")
+KB = Path(__file__).resolve().parents[2] / "eval/helpcentre/kb"
+
+
+@pytest.fixture(scope="module")
+def artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("adapt")
+    env = os.environ | {"COLUMNS": "200"}
+    done = subprocess.run(
+        [RAGWAY, "train", "reranker", "--from-folder", str(KB), "--tenant", "lumen",
+         "--max-steps", "3", "--layers", "1", "--max-length", "64", "--output", "models"],
+        cwd=work, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    (folder,) = (work / "models").iterdir()
+    assert folder.name.startswith("reranker-lumen-")
+    return folder
+
+
+def test_the_artifact_records_its_tenant_and_training_data(artifact: Path) -> None:
+    meta = json.loads((artifact / "artifact.json").read_text())
+    data = meta["data"]
+    assert meta["tenant"] == data["tenant"] == "lumen"
+    assert data["kind"] == "self-supervised"
+    assert data["source"] == {"kind": "folder", "paths": [str(KB)]}
+    assert data["negatives"]["foreign_hits_dropped"] == 0
+    assert len(data["documents_sha256"]) == 64 and len(data["checksum"]) == 64
+    assert data["documents"] == 14  # lumen's current pages; the deprecated one is left out
+    assert set(data["pseudo_queries"]["by_kind"]) <= {
+        "heading", "first-sentence", "keyphrase", "table-row"
+    }  # fmt: skip
+    assert meta["training"]["steps"] == 3
+    assert meta["training"]["heldout_evaluations"]  # early stopping measured the slice
+    assert (artifact / "onnx" / "model_int8.onnx").is_file()
+
+
+@pytest.fixture(scope="module")
+def retriever(artifact: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    tmp = tmp_path_factory.mktemp("serve")
+    env = {
+        "RAGWAY_INDEX_DIR": str(tmp / "index"),
+        "RAGWAY_RERANKER_TENANT_PATHS": json.dumps({"lumen": str(artifact)}),
+        "RAGWAY_RERANK_THREADS": "1",
+        "RAGWAY_RERANK_BATCH_SIZE": "4",
+    }
+    stack = Stack(StackConfig.on_free_ports(tmp, extra_env=env))
+    try:
+        stack.start_service("retriever")
+        docs = [parse_document(p, r, Defaults()) for p, r in discover([KB])]
+        load_documents(stack.config.retriever_addr, docs)
+        yield stack
+    finally:
+        stack.stop()
+
+
+def search(stack: Stack, tenant: str) -> pb.SearchResponse:
+    with grpc.insecure_channel(stack.config.retriever_addr) as channel:
+        reply: pb.SearchResponse = pb_grpc.RetrieverStub(channel).Search(
+            pb.SearchRequest(
+                query="How long are cloud recordings kept?", tenant=tenant,
+                access_groups=["public"], top_k=5,
+            ),
+            timeout=60,
+        )  # fmt: skip
+        return reply
+
+
+def test_the_retriever_serves_the_tenants_own_reranker(artifact: Path, retriever: Stack) -> None:
+    lumen = search(retriever, "lumen")
+    assert lumen.reranker_model == artifact.name
+    assert any(h.scores.reranked for h in lumen.hits) and not lumen.degraded
+    assert all(h.document_id.startswith("lumen/") for h in lumen.hits)
+    # The other tenant has no reranker of its own and no shared one is set.
+    northwind = search(retriever, "northwind")
+    assert northwind.reranker_model == ""
+    assert not any(h.scores.reranked for h in northwind.hits)
+    url = retriever.metrics_url("retriever")
+    assert url is not None
+    metrics = httpx.get(url, timeout=10).text
+    assert f'ragway_retriever_reranker_info{{reranker="{artifact.name}",tenant="lumen"}} 1.0' in (
+        metrics
+    )
+    assert f'ragway_retriever_reranks_total{{outcome="reranked",reranker="{artifact.name}"}}' in (
+        metrics
+    )
+
+
+def test_a_build_is_adapted_from_the_sources_its_manifest_records(
+    retriever: Stack, tmp_path: Path
+) -> None:
+    from ragway_tools.build_client import create_build
+
+    addr = retriever.config.retriever_addr
+    created = create_build(addr, [KB], Defaults(), candidate=False)
+    build_id = created.info.build_id
+    done = subprocess.run(
+        [RAGWAY, "train", "reranker", "--from-build", build_id, "--retriever", addr,
+         "--tenant", "lumen", "--max-steps", "2", "--layers", "1", "--max-length", "64",
+         "--output", "models"],
+        cwd=tmp_path, env=os.environ | {"COLUMNS": "200"}, capture_output=True, text=True,
+        timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    (folder,) = (tmp_path / "models").iterdir()
+    source = json.loads((folder / "artifact.json").read_text())["data"]["source"]
+    assert source["kind"] == "build" and source["build_id"] == build_id
+    assert source["paths"] == [str(KB.resolve())]
+    # The files are unchanged since the build: the re-read chunks are the build's.
+    assert source["build_chunks_sha256"] == source["read_chunks_sha256"]
