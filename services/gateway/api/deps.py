@@ -11,6 +11,7 @@ from services.gateway.auth import Principal
 from services.gateway.clients import ServiceClients
 from services.gateway.paths.control import PathControl
 from services.gateway.runs.conversations import ConversationStore
+from services.gateway.runs.fanout import EventHub
 from services.gateway.runs.store import RunStore
 from services.gateway.settings import GatewaySettings
 
@@ -23,6 +24,11 @@ def _principal(request: Request) -> Principal:
 def _store(request: Request) -> RunStore:
     store: RunStore = request.app.state.store
     return store
+
+
+def _hub(request: Request) -> EventHub:
+    hub: EventHub = request.app.state.hub
+    return hub
 
 
 def _conversations(request: Request) -> ConversationStore:
@@ -56,6 +62,7 @@ def _admin(request: Request) -> Principal:
 
 Caller = Annotated[Principal, Depends(_principal)]
 Store = Annotated[RunStore, Depends(_store)]
+Hub = Annotated[EventHub, Depends(_hub)]
 Conversations = Annotated[ConversationStore, Depends(_conversations)]
 Settings = Annotated[GatewaySettings, Depends(_settings)]
 Clients = Annotated[ServiceClients, Depends(_clients)]

@@ -295,21 +295,6 @@ class RunStore:
     async def events_exist(self, run_id: str) -> bool:
         return bool(await self._r.exists(events_key(run_id)))
 
-    async def read_events(
-        self, run_id: str, after: str, *, block_ms: int | None, count: int = 200
-    ) -> list[Event]:
-        """Events strictly after ``after`` ("0-0" for all); waits up to block_ms for new ones."""
-        reply: Any = await self._r.xread({events_key(run_id): after}, count=count, block=block_ms)
-        events: list[Event] = []
-        for _stream, entries in reply or []:
-            for event_id, fields in entries:
-                events.append(
-                    Event(
-                        id=_text(event_id), type=_text(fields[b"type"]), data=_text(fields[b"data"])
-                    )
-                )
-        return events
-
     # The work queue (consumer group): any gateway replica may execute any run.
     async def next_runs(self, consumer: str, count: int, block_ms: int) -> list[QueuedRun]:
         reply: Any = await self._r.xreadgroup(
