@@ -59,12 +59,17 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        client = redis.Redis.from_url(
-            settings.redis_url,
-            max_connections=2048,
-            socket_timeout=settings.redis_socket_timeout_s,
-            socket_connect_timeout=settings.redis_connect_timeout_s,
-            client_name=REDIS_CLIENT_NAME,
+        # A fixed pool that callers queue on: a burst of requests (2,000 streams opening
+        # at once) waits for a connection instead of opening one each.
+        client = redis.Redis.from_pool(
+            redis.BlockingConnectionPool.from_url(
+                settings.redis_url,
+                max_connections=settings.redis_max_connections,
+                timeout=settings.redis_pool_wait_s,
+                socket_timeout=settings.redis_socket_timeout_s,
+                socket_connect_timeout=settings.redis_connect_timeout_s,
+                client_name=REDIS_CLIENT_NAME,
+            )
         )
         # The hub's blocking read holds its connection: a pool of its own, of one.
         hub = EventHub(

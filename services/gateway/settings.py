@@ -17,6 +17,12 @@ class GatewaySettings(ServiceSettings):
     # Longer than the longest blocking read (1 s: runs/fanout.py, runs/queue.py).
     redis_socket_timeout_s: float = Field(default=5.0, ge=2.0, le=300)
     redis_connect_timeout_s: float = Field(default=2.0, gt=0, le=60)
+    # The gateway's Redis connections (the event reader's own one aside); a call waits
+    # for a free one up to redis_pool_wait_s, then fails (503). The run queue's blocking
+    # read holds one. Long: under a burst (2,000 streams opening at once on a busy
+    # core) a connection is held while the event loop gets round to its reply.
+    redis_max_connections: int = Field(default=64, ge=4, le=10_000)
+    redis_pool_wait_s: float = Field(default=30.0, gt=0, le=600)
     retriever_addr: str = "127.0.0.1:7101"
     generator_addr: str = "127.0.0.1:7102"
     api_keys_file: Path = Path("config/api-keys.yaml")
