@@ -73,6 +73,10 @@ class FakeStore:
         self.on_append(run_id, event)
         return event_id
 
+    async def append_checking_cancel(self, run_id: str, event: RunEvent, *, token: int) -> bool:
+        await self.append(run_id, event, token=token)
+        return run_id in self.cancelled
+
     async def finish(
         self,
         record: RunRecord,
