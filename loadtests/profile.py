@@ -71,7 +71,7 @@ def summarise(name: str, stacks: Counter[str], seconds: float, rate: int) -> lis
     for stack, count in stacks.items():
         frames = stack.split(";")
         own[_frame(frames[-1])] += count
-        for frame in {_frame(f) for f in frames}:
+        for frame in {_frame(f) for f in frames if _ours(f)}:
             inclusive[frame] += count
     cpu_s = total / rate
     lines = [
@@ -81,7 +81,10 @@ def summarise(name: str, stacks: Counter[str], seconds: float, rate: int) -> lis
         f"({100 * cpu_s / seconds:.0f} % of one core), not counting {waiting} samples of"
         " threads waiting (select, a pool thread waiting for work).",
         "",
-        "| own % | function | | total % | function |",
+        "Own: the function on top of the stack (mostly libraries and the runtime)."
+        " Total: ragway's own functions with everything they call.",
+        "",
+        "| own % | function | | total % | ragway function |",
         "| ---: | --- | --- | ---: | --- |",
     ]
     by_own, by_total = own.most_common(TOP), inclusive.most_common(TOP)
@@ -99,6 +102,10 @@ def _frame(frame: str) -> str:
     func, _, where = frame.partition(" (")
     module = where.rsplit("/", 1)[-1].split(":", 1)[0].rstrip(")")
     return f"{func} ({module})" if module else func
+
+
+def _ours(frame: str) -> bool:
+    return frame.partition(" (")[2].startswith(("ragway/", "services/"))
 
 
 def _pct(count: int, total: int) -> str:
