@@ -320,6 +320,9 @@ class EventHub:
             except (RedisError, OSError) as exc:
                 log.warning("event hub read failed; retrying", extra={"error": str(exc)})
                 await asyncio.sleep(RETRY_S)
+            except Exception:  # a bug: say so loudly, but never leave every stream hanging
+                log.exception("event hub read crashed; retrying")
+                await asyncio.sleep(RETRY_S)
 
     async def _read_once(self) -> None:
         watches = dict(self._watches)
