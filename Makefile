@@ -94,6 +94,18 @@ RERANKER ?= $(lastword $(sort $(wildcard var/models/reranker-[0-9]*)))
 train-reranker: $(STAMP) ## Fine-tune the cross-encoder on SciFact's train split (var/models/)
 	OMP_NUM_THREADS=$$(nproc) $(BIN)/ragway train reranker --dataset $(SCIFACT)
 
+.PHONY: bench-capacity
+bench-capacity: $(STAMP) ## Runs/s at 50 streams and 2,000 streams on one slow run, with same-run baselines (~3 min): var/bench/capacity/report.md
+	$(BIN)/python -m loadtests.capacity --output var/bench/capacity $(ARGS)
+
+# py-spy is a development tool, not in requirements.lock: installed here, into the venv.
+PY_SPY_VERSION := 0.4.3
+
+.PHONY: profile
+profile: $(STAMP) ## py-spy on gateway, retriever and generator under 50 closed-loop streams: var/profile/summary.md
+	$(BIN)/python -m pip install -q py-spy==$(PY_SPY_VERSION)
+	$(BIN)/python -m loadtests.profile --output var/profile --py-spy $(BIN)/py-spy $(ARGS)
+
 .PHONY: bench-retrieval
 bench-retrieval: $(STAMP) ## SciFact validation: every mode, + the trained reranker (trains one if none)
 	@if [ -z "$(RERANKER)" ]; then $(MAKE) --no-print-directory train-reranker; fi

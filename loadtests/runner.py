@@ -32,13 +32,13 @@ STACK_ENV = {"RAGWAY_RUN_LEASE_S": "5", "RAGWAY_HEARTBEAT_S": "2"}
 def run(scenario: Scenario, out_dir: Path, data_dir: Path | None = None) -> LoadResult:
     """Run the scenario on a private stack; write the report under ``out_dir``."""
     command = shlex.join([Path(sys.executable).name, "-m", "loadtests", *sys.argv[1:]])
-    command += f"  (code {_revision()})"
+    command += f"  (code {revision()})"
     with tempfile.TemporaryDirectory(prefix="ragway-load-") as tmp:
         where = data_dir or Path(tmp)
         stack = LoadStack(where, scenario.replicas, STACK_ENV | scenario.env)
         try:
             stack.start()
-            result = asyncio.run(_drive(scenario, stack, command))
+            result = asyncio.run(drive(scenario, stack, command))
         finally:
             stack.stop()
         result.tracebacks = {
@@ -56,7 +56,7 @@ def run(scenario: Scenario, out_dir: Path, data_dir: Path | None = None) -> Load
     return result
 
 
-async def _drive(scenario: Scenario, stack: LoadStack, command: str) -> LoadResult:
+async def drive(scenario: Scenario, stack: LoadStack, command: str) -> LoadResult:
     loop = asyncio.get_running_loop()
     clock = Clock(loop, loop.time(), scenario.duration_s, scenario.duration_s + scenario.drain_s)
     errors = ErrorLog()
@@ -100,7 +100,7 @@ async def _drive(scenario: Scenario, stack: LoadStack, command: str) -> LoadResu
     )
 
 
-def _revision() -> str:
+def revision() -> str:
     """The commit under test, marked when the work tree differs from it."""
     try:
         head = subprocess.run(

@@ -31,6 +31,7 @@ from services.gateway.paths.store import PathStore
 from services.gateway.ratelimit import RateLimiter
 from services.gateway.runs.conversations import ConversationStore
 from services.gateway.runs.executor import RunExecutor
+from services.gateway.runs.fanout import EventHub
 from services.gateway.runs.queue import RunQueue
 from services.gateway.runs.store import RunStore
 from services.gateway.settings import GatewaySettings
@@ -38,6 +39,9 @@ from services.gateway.settings import GatewaySettings
 log = logging.getLogger(__name__)
 # How often the queue depth gauge is refreshed from Redis: a scrape interval's worth.
 QUEUE_SAMPLE_S = 5.0
+
+# Names the gateway's Redis connections in CLIENT LIST (the hub's adds "-events").
+REDIS_CLIENT_NAME = "ragway-gateway"
 
 DEMO_WIDGET_KEY = "rgw-demo-public-key"  # config/api-keys.yaml, for /widget-demo
 
@@ -56,12 +60,33 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        client = redis.Redis.from_url(
-            settings.redis_url,
-            max_connections=2048,
-            socket_timeout=settings.redis_socket_timeout_s,
-            socket_connect_timeout=settings.redis_connect_timeout_s,
+        # A fixed pool that callers queue on: a burst of requests (2,000 streams opening
+        # at once) waits for a connection instead of opening one each.
+        client = redis.Redis.from_pool(
+            redis.BlockingConnectionPool.from_url(
+                settings.redis_url,
+                max_connections=settings.redis_max_connections,
+                timeout=settings.redis_pool_wait_s,
+                socket_timeout=settings.redis_socket_timeout_s,
+                socket_connect_timeout=settings.redis_connect_timeout_s,
+                client_name=REDIS_CLIENT_NAME,
+            )
         )
+        # The hub's blocking read holds its connection: a pool of its own, of one.
+        hub = EventHub(
+            redis.Redis.from_url(
+                settings.redis_url,
+                max_connections=1,
+                socket_timeout=settings.redis_socket_timeout_s,
+                socket_connect_timeout=settings.redis_connect_timeout_s,
+                client_name=f"{REDIS_CLIENT_NAME}-events",
+            ),
+            client,
+            buffer_events=settings.stream_buffer_events,
+            recent_events=settings.stream_recent_events,
+        )
+        hub.start()
+        app.state.hub = hub
         clients = ServiceClients(
             settings.retriever_addr,
             settings.generator_addr,
@@ -104,8 +129,10 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
             await sampler
             if executor_task is not None:
                 await executor_task  # finishes the runs it holds
+            await hub.close()  # after the executor: its last events still reach streams
             await paths.close()
             await clients.close()
+            await hub.reader.aclose()
             await client.aclose()
 
     app = FastAPI(

@@ -89,6 +89,17 @@ class BreakerStates(Collector):
 BREAKERS = BreakerStates()
 REGISTRY.register(BREAKERS)
 
+STREAM_FOLLOWERS = Gauge(
+    "ragway_stream_followers",
+    "SSE streams and /v1/ask waits following a run's events in this process.",
+    registry=REGISTRY,
+)
+STREAMS_DROPPED = Counter(
+    "ragway_streams_dropped",
+    "Streams dropped because their client did not read and its buffer filled.",
+    registry=REGISTRY,
+)
+
 
 def outcome(record: RunRecord) -> str:
     if record.status is RunStatus.SUCCEEDED:

@@ -13,9 +13,15 @@ class GatewaySettings(RedisClientSettings):
     gateway_host: str = "127.0.0.1"
     gateway_port: int = Field(default=8000, ge=0, le=65535)
     # A Redis call that gets no answer this long fails (a partition hung it forever).
-    # Longer than the longest blocking read (1 s: runs/follow.py, runs/queue.py).
+    # Longer than the longest blocking read (1 s: runs/fanout.py, runs/queue.py).
     redis_socket_timeout_s: float = Field(default=5.0, ge=2.0, le=300)
     redis_connect_timeout_s: float = Field(default=2.0, gt=0, le=60)
+    # The gateway's Redis connections (the event reader's own one aside); a call waits
+    # for a free one up to redis_pool_wait_s, then fails (503). The run queue's blocking
+    # read holds one. Long: under a burst (2,000 streams opening at once on a busy
+    # core) a connection is held while the event loop gets round to its reply.
+    redis_max_connections: int = Field(default=64, ge=4, le=10_000)
+    redis_pool_wait_s: float = Field(default=30.0, gt=0, le=600)
     retriever_addr: str = "127.0.0.1:7101"
     generator_addr: str = "127.0.0.1:7102"
     api_keys_file: Path = Path("config/api-keys.yaml")
@@ -60,5 +66,10 @@ class GatewaySettings(RedisClientSettings):
     conversation_ttl_s: int = Field(default=24 * 3600, ge=60, le=90 * 24 * 3600)
     conversation_max_turns: int = Field(default=50, ge=1, le=1000)
     conversation_max_chars: int = Field(default=100_000, ge=1000, le=10_000_000)
+    # Stream fan-out (runs/fanout.py): events queued for one stream before its client,
+    # not reading, is dropped (it resumes with Last-Event-ID); and events of a watched
+    # run kept in memory for streams that join it late (older ones: one Redis read).
+    stream_buffer_events: int = Field(default=256, ge=8, le=100_000)
+    stream_recent_events: int = Field(default=1000, ge=0, le=100_000)
     heartbeat_s: float = Field(default=15.0, gt=0, le=300)
     ask_timeout_s: float = Field(default=30.0, gt=0, le=600)

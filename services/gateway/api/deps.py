@@ -1,4 +1,8 @@
-"""Dependencies the routes declare, so each signature reads as its data flow."""
+"""Dependencies the routes declare, so each signature reads as its data flow.
+
+All ``async def``, though none awaits anything: FastAPI runs a plain ``def``
+dependency in its thread pool, and the profile under load (``make profile``) had
+the gateway's worker threads waking for every one of them on every request."""
 
 from __future__ import annotations
 
@@ -11,42 +15,48 @@ from services.gateway.auth import Principal
 from services.gateway.clients import ServiceClients
 from services.gateway.paths.control import PathControl
 from services.gateway.runs.conversations import ConversationStore
+from services.gateway.runs.fanout import EventHub
 from services.gateway.runs.store import RunStore
 from services.gateway.settings import GatewaySettings
 
 
-def _principal(request: Request) -> Principal:
+async def _principal(request: Request) -> Principal:
     principal: Principal = request.state.principal  # set by ApiGuard
     return principal
 
 
-def _store(request: Request) -> RunStore:
+async def _store(request: Request) -> RunStore:
     store: RunStore = request.app.state.store
     return store
 
 
-def _conversations(request: Request) -> ConversationStore:
+async def _hub(request: Request) -> EventHub:
+    hub: EventHub = request.app.state.hub
+    return hub
+
+
+async def _conversations(request: Request) -> ConversationStore:
     conversations: ConversationStore = request.app.state.conversations
     return conversations
 
 
-def _settings(request: Request) -> GatewaySettings:
+async def _settings(request: Request) -> GatewaySettings:
     settings: GatewaySettings = request.app.state.settings
     return settings
 
 
-def _clients(request: Request) -> ServiceClients:
+async def _clients(request: Request) -> ServiceClients:
     clients: ServiceClients = request.app.state.clients
     return clients
 
 
-def _paths(request: Request) -> PathControl:
+async def _paths(request: Request) -> PathControl:
     paths: PathControl = request.app.state.paths
     return paths
 
 
-def _admin(request: Request) -> Principal:
-    principal = _principal(request)
+async def _admin(request: Request) -> Principal:
+    principal = await _principal(request)
     if principal.kind != "admin":
         raise ApiError(
             403, "admin_key_required", f"API key {principal.key_id!r} is not an admin key"
@@ -56,6 +66,7 @@ def _admin(request: Request) -> Principal:
 
 Caller = Annotated[Principal, Depends(_principal)]
 Store = Annotated[RunStore, Depends(_store)]
+Hub = Annotated[EventHub, Depends(_hub)]
 Conversations = Annotated[ConversationStore, Depends(_conversations)]
 Settings = Annotated[GatewaySettings, Depends(_settings)]
 Clients = Annotated[ServiceClients, Depends(_clients)]

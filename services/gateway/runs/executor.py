@@ -67,6 +67,10 @@ class ExecutorStore(Protocol):
 
     async def append(self, run_id: str, event: RunEvent, *, token: int) -> str: ...
 
+    async def append_checking_cancel(self, run_id: str, event: RunEvent, *, token: int) -> bool:
+        """``append``, then whether the run has been cancelled: one call."""
+        ...
+
     async def finish(
         self,
         record: RunRecord,
@@ -321,10 +325,9 @@ class RunExecutor:
                     if isinstance(part, clients.Delta):
                         if "first_token" not in record.timings_ms:
                             record.timings_ms["first_token"] = _ms(t0)
-                        await self._store.append(
-                            record.id, AnswerDelta(text=part.text, index=part.index), token=token
-                        )
-                        await self._stop_if_cancelled(record)
+                        delta = AnswerDelta(text=part.text, index=part.index)
+                        if await self._store.append_checking_cancel(record.id, delta, token=token):
+                            raise RunCancelledError
                     elif isinstance(part, clients.Reset):
                         # The deltas so far are void; the replacement follows.
                         await self._store.append(
@@ -449,6 +452,9 @@ class _ShadowStore:
 
     async def append(self, run_id: str, event: RunEvent, *, token: int) -> str:
         return "0-0"
+
+    async def append_checking_cancel(self, run_id: str, event: RunEvent, *, token: int) -> bool:
+        return False
 
     async def finish(
         self,

@@ -90,6 +90,13 @@ if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return false end
 return redis.call('XADD', KEYS[2], '*', 'type', ARGV[2], 'data', ARGV[3])
 """
 
+# An answer delta, and whether the run has been cancelled since: one round trip, not two.
+_APPEND_CHECKING = """
+if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return false end
+redis.call('XADD', KEYS[2], '*', 'type', ARGV[2], 'data', ARGV[3])
+return redis.call('EXISTS', KEYS[3])
+"""
+
 _SAVE = """
 if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return false end
 if ARGV[3] == '' then
@@ -163,6 +170,7 @@ class RunStore:
         self._acquire = client.register_script(_ACQUIRE)
         self._touch = client.register_script(_TOUCH)
         self._append = client.register_script(_APPEND)
+        self._append_checking = client.register_script(_APPEND_CHECKING)
         self._save = client.register_script(_SAVE)
         self._finish = client.register_script(_FINISH)
 
@@ -242,6 +250,20 @@ class RunStore:
             raise LeaseLost(run_id)
         return _text(event_id)
 
+    async def append_checking_cancel(self, run_id: str, event: RunEvent, *, token: int) -> bool:
+        """Append like ``append``; True when the run's cancel flag is set (after the write).
+
+        The executor streams every answer delta this way: it checked the flag after
+        each one anyway, and the profile had that check as its own round trip.
+        """
+        cancelled = await self._append_checking(
+            keys=[lease_key(run_id), events_key(run_id), cancel_key(run_id)],
+            args=[token, event.TYPE.value, event.data()],
+        )
+        if cancelled is None:
+            raise LeaseLost(run_id)
+        return bool(cancelled)
+
     async def finish(
         self,
         record: RunRecord,
@@ -294,21 +316,6 @@ class RunStore:
 
     async def events_exist(self, run_id: str) -> bool:
         return bool(await self._r.exists(events_key(run_id)))
-
-    async def read_events(
-        self, run_id: str, after: str, *, block_ms: int | None, count: int = 200
-    ) -> list[Event]:
-        """Events strictly after ``after`` ("0-0" for all); waits up to block_ms for new ones."""
-        reply: Any = await self._r.xread({events_key(run_id): after}, count=count, block=block_ms)
-        events: list[Event] = []
-        for _stream, entries in reply or []:
-            for event_id, fields in entries:
-                events.append(
-                    Event(
-                        id=_text(event_id), type=_text(fields[b"type"]), data=_text(fields[b"data"])
-                    )
-                )
-        return events
 
     # The work queue (consumer group): any gateway replica may execute any run.
     async def next_runs(self, consumer: str, count: int, block_ms: int) -> list[QueuedRun]:

@@ -56,6 +56,8 @@ def test_the_documented_metrics_exist_with_their_labels() -> None:
         "ragway_runs": "counter",
         "ragway_degradations": "counter",
         "ragway_queue_depth": "gauge",
+        "ragway_stream_followers": "gauge",
+        "ragway_streams_dropped": "counter",
         "ragway_retriever_search_duration_seconds": "histogram",
         "ragway_retriever_stage_duration_seconds": "histogram",
         "ragway_retriever_degradations": "counter",

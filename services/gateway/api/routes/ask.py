@@ -6,11 +6,18 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header
 
-from services.gateway.api.deps import Caller, Clients, Conversations, Paths, Settings, Store
+from services.gateway.api.deps import (
+    Caller,
+    Clients,
+    Conversations,
+    Hub,
+    Paths,
+    Settings,
+    Store,
+)
 from services.gateway.api.errors import ApiError
 from services.gateway.api.routes.runs import ERRORS
 from services.gateway.api.schemas import AskResponse, ErrorBody, RunRequest
-from services.gateway.runs.follow import follow
 from services.gateway.runs.models import RunStatus
 from services.gateway.runs.submit import owned_run, submit
 
@@ -35,6 +42,7 @@ async def ask(
     body: RunRequest,
     caller: Caller,
     store: Store,
+    hub: Hub,
     settings: Settings,
     clients: Clients,
     paths: Paths,
@@ -48,7 +56,7 @@ async def ask(
         store, settings, clients, caller, body.ask(), idempotency_key, conversations, paths=paths
     )
     # The events themselves are not needed: the record holds the outcome.
-    async for _ in follow(store, created.run_id, "0-0", timeout_s=settings.ask_timeout_s):
+    async for _ in hub.follow(created.run_id, "0-0", timeout_s=settings.ask_timeout_s):
         pass
     record = await owned_run(store, caller, created.run_id)
     if record.status is RunStatus.CANCELLED:

@@ -9,13 +9,20 @@ import anyio
 from fastapi import APIRouter, Header, Query, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from services.gateway.api.deps import Caller, Clients, Conversations, Paths, Settings, Store
+from services.gateway.api.deps import (
+    Caller,
+    Clients,
+    Conversations,
+    Hub,
+    Paths,
+    Settings,
+    Store,
+)
 from services.gateway.api.errors import ApiError
 from services.gateway.api.schemas import CancelAccepted, ErrorBody, RunAccepted, RunRequest
 from services.gateway.runs.events import StreamClosing
-from services.gateway.runs.follow import READ_BLOCK_MS, follow
+from services.gateway.runs.fanout import READ_BLOCK_MS, EventHub
 from services.gateway.runs.models import EVENT_ID_PATTERN, RunRecord, is_event_id
-from services.gateway.runs.store import RunStore
 from services.gateway.runs.submit import MAX_IDEMPOTENCY_KEY, cancel, owned_run, submit
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
@@ -121,6 +128,7 @@ async def stream_events(
     run_id: str,
     caller: Caller,
     store: Store,
+    hub: Hub,
     settings: Settings,
     last_event_id: Annotated[
         str | None, Header(alias="Last-Event-ID", json_schema_extra=CURSOR_SCHEMA)
@@ -156,7 +164,7 @@ async def stream_events(
         )
     shutdown = anyio.Event()
     return EventSourceResponse(
-        _events(store, run_id, cursor or "0-0", shutdown),
+        _events(hub, run_id, cursor or "0-0", shutdown),
         ping=settings.heartbeat_s,
         ping_message_factory=lambda: ServerSentEvent(comment="heartbeat"),
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
@@ -167,7 +175,7 @@ async def stream_events(
 
 
 async def _events(
-    store: RunStore, run_id: str, cursor: str, shutdown: anyio.Event
+    hub: EventHub, run_id: str, cursor: str, shutdown: anyio.Event
 ) -> AsyncIterator[ServerSentEvent]:
     stopped = False
 
@@ -177,7 +185,7 @@ async def _events(
         return stopped
 
     # The stored data is what the event models serialised (runs/events.py): sent as is.
-    async for event in follow(store, run_id, cursor, stop=stop):
+    async for event in hub.follow(run_id, cursor, stop=stop):
         yield ServerSentEvent(data=event.data, event=event.type, id=event.id)
         cursor = event.id
     if stopped:

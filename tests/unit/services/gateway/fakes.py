@@ -73,6 +73,10 @@ class FakeStore:
         self.on_append(run_id, event)
         return event_id
 
+    async def append_checking_cancel(self, run_id: str, event: RunEvent, *, token: int) -> bool:
+        await self.append(run_id, event, token=token)
+        return run_id in self.cancelled
+
     async def finish(
         self,
         record: RunRecord,
@@ -96,12 +100,6 @@ class FakeStore:
     async def cancel_requested(self, run_id: str) -> bool:
         return run_id in self.cancelled
 
-    async def read_events(
-        self, run_id: str, after: str, *, block_ms: int | None, count: int = 200
-    ) -> list[Event]:
-        key = _key(after)
-        return [e for e in self.events.get(run_id, []) if _key(e.id) > key][:count]
-
     def types(self, run_id: str) -> list[str]:
         return [e.type for e in self.events.get(run_id, [])]
 
@@ -113,11 +111,6 @@ class FakeStore:
         event_id = f"1700000000000-{self._seq}"
         self.events.setdefault(run_id, []).append(Event(event_id, event.TYPE.value, event.data()))
         return event_id
-
-
-def _key(event_id: str) -> tuple[int, int]:
-    ms, _, seq = event_id.partition("-")
-    return int(ms), int(seq)
 
 
 def queued_run(store: FakeStore, question: str = "How do I resume a stream?") -> RunRecord:

@@ -1,9 +1,8 @@
-"""Accepting, finding and cancelling runs, the HTTP answer to each refusal, and follow()."""
+"""Accepting, finding and cancelling runs, and the HTTP answer to each refusal."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
 
@@ -18,10 +17,7 @@ from services.gateway.runs.errors import (
     RunAlreadyFinished,
     RunError,
     RunNotFound,
-    RunWaitTimedOut,
 )
-from services.gateway.runs.events import RunCompleted
-from services.gateway.runs.follow import follow
 from services.gateway.runs.models import RunStatus
 from services.gateway.runs.submit import Ask, cancel, owned_run, submit
 from services.gateway.settings import GatewaySettings
@@ -147,41 +143,3 @@ def test_cancelling_flags_an_unfinished_run_and_refuses_a_finished_one() -> None
         409,
         {"error": {"code": "run_finished", "message": f"run {run.id} has already succeeded"}},
     )
-
-
-def collect(store: FakeStore, run_id: str, cursor: str, **kw: object) -> list[str]:
-    async def main() -> list[str]:
-        return [e.id async for e in follow(store, run_id, cursor, **kw)]  # type: ignore[arg-type]
-
-    return asyncio.run(main())
-
-
-def test_follow_ends_with_the_terminal_event_and_resumes_after_a_cursor() -> None:
-    store = FakeStore()
-    run_id = run_submit(store)
-    record = store.records[run_id]
-    finished = store.finish(
-        record, RunCompleted(timings_ms={}), token=1, record_ttl_s=60, event_ttl_s=60
-    )
-    asyncio.run(finished)
-    ids = [e.id for e in store.events[run_id]]
-    assert collect(store, run_id, "0-0") == ids
-    assert collect(store, run_id, ids[0]) == ids[1:]
-
-
-def test_follow_ends_on_a_finished_record_whose_log_has_no_terminal_event() -> None:
-    store = FakeStore()
-    run_id = run_submit(store)
-    store.records[run_id].status = RunStatus.FAILED
-    assert collect(store, run_id, "0-0") == [store.events[run_id][0].id]
-
-
-def test_follow_stops_when_asked_and_times_out_as_a_504() -> None:
-    store = FakeStore()
-    run_id = run_submit(store)
-    assert collect(store, run_id, "0-0", stop=lambda: True) == []
-    with pytest.raises(RunWaitTimedOut) as caught:
-        collect(store, run_id, "0-0", timeout_s=0.001)
-    status, body, _ = answer(caught.value)
-    assert status == 504
-    assert json.dumps(body).count(run_id) == 2  # the message names the run and where to read it
