@@ -9,6 +9,7 @@ from __future__ import annotations
 from prometheus_client import Counter, Gauge, Histogram
 
 from ragway.metrics import LATENCY_BUCKETS, REGISTRY, reason_label
+from services.gateway.runs.feedback import Stored
 from services.gateway.runs.models import RunRecord, RunStatus
 
 # Until canary routing exists every run takes the baseline path.
@@ -42,6 +43,13 @@ DEGRADATIONS = Counter(
     ["stage", "reason"],
     registry=REGISTRY,
 )
+# By path and rating only: run ids, tenants and users would make a series each.
+FEEDBACK = Counter(
+    "ragway_feedback",
+    "Feedback on answers, by the path that served the run and the rating (up, down).",
+    ["path", "rating"],
+    registry=REGISTRY,
+)
 QUEUE_DEPTH = Gauge(
     "ragway_queue_depth",
     "Runs in the Redis run queue not yet acknowledged (waiting or executing).",
@@ -70,3 +78,10 @@ def observe_run(record: RunRecord) -> None:
             STAGE_DURATION.labels(stage).observe(ms / 1000)
     for d in record.degraded:
         DEGRADATIONS.labels(d.stage, reason_label(d.reason)).inc()
+
+
+def observe_feedback(stored: Stored) -> None:
+    """Count a rating once per run: resending the same rating counts nothing, a changed
+    one counts its new rating (the export holds each run's current feedback)."""
+    if stored.previous is None or stored.previous.rating != stored.record.rating:
+        FEEDBACK.labels(stored.record.path, stored.record.rating).inc()

@@ -61,5 +61,7 @@ class GatewaySettings(ServiceSettings):
     conversation_ttl_s: int = Field(default=24 * 3600, ge=60, le=90 * 24 * 3600)
     conversation_max_turns: int = Field(default=50, ge=1, le=1000)
     conversation_max_chars: int = Field(default=100_000, ge=1000, le=10_000_000)
+    # Feedback on answers (runs/feedback.py) is kept this long after it was last sent.
+    feedback_retention_s: int = Field(default=30 * 24 * 3600, ge=60, le=366 * 24 * 3600)
     heartbeat_s: float = Field(default=15.0, gt=0, le=300)
     ask_timeout_s: float = Field(default=30.0, gt=0, le=600)

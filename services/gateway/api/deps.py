@@ -11,6 +11,7 @@ from services.gateway.auth import Principal
 from services.gateway.clients import ServiceClients
 from services.gateway.paths.control import PathControl
 from services.gateway.runs.conversations import ConversationStore
+from services.gateway.runs.feedback import FeedbackStore
 from services.gateway.runs.store import RunStore
 from services.gateway.settings import GatewaySettings
 
@@ -28,6 +29,11 @@ def _store(request: Request) -> RunStore:
 def _conversations(request: Request) -> ConversationStore:
     conversations: ConversationStore = request.app.state.conversations
     return conversations
+
+
+def _feedback(request: Request) -> FeedbackStore:
+    feedback: FeedbackStore = request.app.state.feedback
+    return feedback
 
 
 def _settings(request: Request) -> GatewaySettings:
@@ -57,6 +63,7 @@ def _admin(request: Request) -> Principal:
 Caller = Annotated[Principal, Depends(_principal)]
 Store = Annotated[RunStore, Depends(_store)]
 Conversations = Annotated[ConversationStore, Depends(_conversations)]
+Feedback = Annotated[FeedbackStore, Depends(_feedback)]
 Settings = Annotated[GatewaySettings, Depends(_settings)]
 Clients = Annotated[ServiceClients, Depends(_clients)]
 Paths = Annotated[PathControl, Depends(_paths)]
