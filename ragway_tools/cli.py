@@ -21,6 +21,7 @@ from ragway_tools.commands.builds import builds_app, ingest
 from ragway_tools.commands.canary import canary_app, paths_app
 from ragway_tools.commands.congruence import eval_congruence
 from ragway_tools.commands.evaluate import eval_app
+from ragway_tools.commands.feedback import feedback_app
 from ragway_tools.commands.opensearch import opensearch_node
 from ragway_tools.commands.trace import trace
 from ragway_tools.commands.train import train_app
@@ -35,6 +36,7 @@ app.add_typer(train_app, name="train")
 app.add_typer(builds_app, name="builds")
 app.add_typer(paths_app, name="paths")
 app.add_typer(canary_app, name="canary")
+app.add_typer(feedback_app, name="feedback")
 app.command("ingest")(ingest)
 app.command("trace")(trace)
 console = Console()

@@ -11,6 +11,10 @@ Keys are stored as SHA-256 digests in a YAML file, never in clear:
         requests_per_minute: 600  # optional, this key's rate limits (gateway/ratelimit.py);
         runs_per_minute: 60       # without them the RAGWAY_* defaults apply
         kind: server            # server (default) | widget | admin (paths, canary)
+
+A ``widget`` key is public (it sits in a web page), so it must name the origins
+that may embed it (no ``"*"``), every call with it must carry one of them as
+``Origin``, and it reaches only the routes a chat widget needs (api/scopes.py).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 
 class KeyEntry(BaseModel):
@@ -35,6 +39,20 @@ class KeyEntry(BaseModel):
     runs_per_minute: int | None = Field(default=None, ge=1)
     # Only admin keys may call /v1/admin (paths, canary); the others never can.
     kind: Literal["server", "widget", "admin"] = "server"
+
+    @model_validator(mode="after")
+    def _widget_origins(self) -> KeyEntry:
+        # A widget key is published in page source: only the origins that embed it
+        # may use it, so a copied key does not work from another site's pages.
+        if self.kind == "widget":
+            if "allowed_origins" not in self.model_fields_set or not self.allowed_origins:
+                raise ValueError(f"widget key {self.id!r} must list its allowed_origins")
+            if "*" in self.allowed_origins:
+                raise ValueError(
+                    f"widget key {self.id!r} may not allow every origin ('*'): "
+                    "list the origins of the pages that embed it"
+                )
+        return self
 
 
 class KeyFile(BaseModel):
@@ -50,6 +68,9 @@ class Principal:
     requests_per_minute: int | None = None
     runs_per_minute: int | None = None
     kind: str = "server"
+    # The browser Origin the request came with (None: not a browser call); a widget
+    # key's runs remember it, and only that origin may use them afterwards.
+    origin: str | None = None
 
 
 class AuthError(Exception):
@@ -85,6 +106,13 @@ class KeyRegistry:
             raise AuthError(401, "invalid_api_key", "the API key is not valid")
         if entry.disabled:
             raise AuthError(403, "key_disabled", f"API key {entry.id!r} is disabled")
+        if entry.kind == "widget" and not origin:
+            raise AuthError(
+                403,
+                "origin_required",
+                f"API key {entry.id!r} is a widget key: it is used only from the web pages "
+                "its allowed_origins list, and the request carries no Origin",
+            )
         if origin and "*" not in entry.allowed_origins and origin not in entry.allowed_origins:
             raise AuthError(
                 403, "origin_not_allowed", f"origin {origin!r} may not use API key {entry.id!r}"
@@ -96,6 +124,7 @@ class KeyRegistry:
             requests_per_minute=entry.requests_per_minute,
             runs_per_minute=entry.runs_per_minute,
             kind=entry.kind,
+            origin=origin or None,
         )
 
     def origin_admitted(self, origin: str) -> bool:

@@ -32,6 +32,7 @@ from services.gateway.ratelimit import RateLimiter
 from services.gateway.runs.conversations import ConversationStore
 from services.gateway.runs.executor import RunExecutor
 from services.gateway.runs.fanout import EventHub
+from services.gateway.runs.feedback import FeedbackStore
 from services.gateway.runs.queue import RunQueue
 from services.gateway.runs.store import RunStore
 from services.gateway.settings import GatewaySettings
@@ -98,6 +99,7 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
         )
         app.state.store = RunStore(client)
         app.state.conversations = ConversationStore(client)
+        app.state.feedback = FeedbackStore(client)
         app.state.clients = clients
         paths = PathControl(
             PathStore(client), clients.describe_build, record_ttl_s=settings.record_retention_s

@@ -14,6 +14,7 @@ from prometheus_client.registry import Collector
 
 from ragway.metrics import LATENCY_BUCKETS, REGISTRY, reason_label
 from services.gateway.resilience import CircuitBreaker
+from services.gateway.runs.feedback import Stored
 from services.gateway.runs.models import RunRecord, RunStatus
 
 # The path of a run record made before paths existed.
@@ -45,6 +46,13 @@ DEGRADATIONS = Counter(
     "ragway_degradations",
     "Degradations reported on ended runs, by stage and reason.",
     ["stage", "reason"],
+    registry=REGISTRY,
+)
+# By path and rating only: run ids, tenants and users would make a series each.
+FEEDBACK = Counter(
+    "ragway_feedback",
+    "Feedback on answers, by the path that served the run and the rating (up, down).",
+    ["path", "rating"],
     registry=REGISTRY,
 )
 QUEUE_DEPTH = Gauge(
@@ -124,3 +132,10 @@ def observe_run(record: RunRecord) -> None:
             STAGE_DURATION.labels(stage).observe(ms / 1000)
     for d in record.degraded:
         DEGRADATIONS.labels(d.stage, reason_label(d.reason)).inc()
+
+
+def observe_feedback(stored: Stored) -> None:
+    """Count a rating once per run: resending the same rating counts nothing, a changed
+    one counts its new rating (the export holds each run's current feedback)."""
+    if stored.previous is None or stored.previous.rating != stored.record.rating:
+        FEEDBACK.labels(stored.record.path, stored.record.rating).inc()

@@ -71,5 +71,7 @@ class GatewaySettings(RedisClientSettings):
     # run kept in memory for streams that join it late (older ones: one Redis read).
     stream_buffer_events: int = Field(default=256, ge=8, le=100_000)
     stream_recent_events: int = Field(default=1000, ge=0, le=100_000)
+    # Feedback on answers (runs/feedback.py) is kept this long after it was last sent.
+    feedback_retention_s: int = Field(default=30 * 24 * 3600, ge=60, le=366 * 24 * 3600)
     heartbeat_s: float = Field(default=15.0, gt=0, le=300)
     ask_timeout_s: float = Field(default=30.0, gt=0, le=600)

@@ -8,19 +8,26 @@ test can reload or stop while the answer is still streaming.
 from __future__ import annotations
 
 import functools
+import hashlib
 import http.server
+import json
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import yaml
+from typer.testing import CliRunner
 
 from ragway.kb import Defaults, discover, parse_document
+from ragway_tools.cli import app as cli
 from ragway_tools.launcher import Stack, StackConfig, free_port
 from ragway_tools.loading import load_documents
 from tests.conftest import FIXTURES, ROOT
 from tests.integration.conftest import KEYS, auth
+from tests.integration.netcut import CuttableProxy, cuttable
 from tests.integration.runs import QUESTION
 from tests.integration.test_page import CHROMIUM, browser  # noqa: F401  (the Chromium fixture)
 
@@ -29,6 +36,10 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium not installed
 DELAY_MS = 250
 SCREENSHOTS = ROOT / "var" / "screenshots"
 HOSTILE = "How often is the gadget vault rotated?"
+AXE = ROOT / "tests/vendor/axe-core/axe.min.js"
+# A widget key (kind: widget) for the host pages' origin, added to the fixture keys.
+WIDGET_KEY = "key-host-widget"
+ADMIN_KEY = "key-demo-admin"
 
 # A strict policy: scripts and connections only to the gateway, nothing inline at all.
 CSP = "default-src 'none'; script-src {gw}; connect-src {gw}"
@@ -57,7 +68,31 @@ The gadget vault rotation is logged <script>window.__xss=3</script> in the vault
 
 
 @pytest.fixture(scope="module")
-def slow(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def host_origin() -> str:
+    """The host pages' origin, known before the gateway starts so a widget key can list it."""
+    return f"http://127.0.0.1:{free_port()}"
+
+
+def keys_with_widget_key(path: Path, origin: str) -> Path:
+    keys = yaml.safe_load((FIXTURES / "api-keys.yaml").read_text())
+    keys["keys"].append(
+        {
+            "id": "host-widget",
+            "sha256": hashlib.sha256(WIDGET_KEY.encode()).hexdigest(),
+            "tenant": "demo",
+            "groups": ["public"],
+            "allowed_origins": [origin],
+            "kind": "widget",
+        }
+    )
+    path.write_text(yaml.safe_dump(keys))
+    return path
+
+
+@pytest.fixture(scope="module")
+def slow(
+    stack: Stack, host_origin: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
     """Own Redis, a generator that pauses before every delta, a gateway; the shared retriever."""
     tmp = tmp_path_factory.mktemp("widget")
     kb = tmp / "kb"
@@ -72,7 +107,7 @@ def slow(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sta
         tmp / "stack",
         retriever_port=stack.config.retriever_port,
         service_token=stack.config.service_token,
-        api_keys_file=FIXTURES / "api-keys.yaml",
+        api_keys_file=keys_with_widget_key(tmp / "api-keys.yaml", host_origin),
         extra_env={"RAGWAY_FAULT_DELTA_DELAY_MS": str(DELAY_MS)},
     )
     s = Stack(config)
@@ -87,24 +122,38 @@ def slow(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sta
 
 
 @pytest.fixture(scope="module")
-def host(slow: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Host pages on another loopback origin: csp.html (strict CSP), and one per key."""
+def proxy(slow: Stack) -> Iterator[CuttableProxy]:
+    """The gateway behind a link the network-cut test can drop."""
+    with cuttable("127.0.0.1", slow.config.gateway_port) as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def host(
+    slow: Stack, host_origin: str, proxy: CuttableProxy, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """Host pages on another loopback origin: csp.html (strict CSP), and one per key;
+    cut.html reaches the gateway through the cuttable proxy."""
     pages = tmp_path_factory.mktemp("host")
     gw = slow.config.gateway_url
     policy = f'<meta http-equiv="Content-Security-Policy" content="{CSP.format(gw=gw)}">'
+    via = f'<meta http-equiv="Content-Security-Policy" content="{CSP.format(gw=proxy.url)}">'
+    (pages / "cut.html").write_text(HOST_PAGE.format(gw=proxy.url, key=KEYS["demo-sre"], csp=via))
     for name, key, csp in [
         ("csp.html", KEYS["demo-sre"], policy),
         ("public.html", KEYS["demo"], policy),
+        ("widget.html", WIDGET_KEY, policy),
         # No CSP here: only the widget's rendering stands between the text and the page.
         ("xss.html", KEYS["hostile"], ""),
     ]:
         (pages / name).write_text(HOST_PAGE.format(gw=gw, key=key, csp=csp))
     handler = functools.partial(_QuietHandler, directory=str(pages))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
+    port = int(host_origin.rsplit(":", 1)[1])
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield host_origin
     finally:
         server.shutdown()
         server.server_close()
@@ -142,12 +191,20 @@ def wait_state(page: Any, *states: str, timeout: int = 30_000) -> str:
     return str(page.locator(".exchange:last-child").get_attribute("data-state"))
 
 
-def record(slow: Stack, page: Any, who: str) -> dict[str, Any]:
-    run_id = page.evaluate(
+def run_id_of(page: Any) -> str:
+    run_id: str = page.evaluate(
         "() => JSON.parse(Object.entries(sessionStorage)"
         ".find(([k]) => k.startsWith('ragway-widget'))[1]).exchanges.at(-1).runId"
     )
-    resp = httpx.get(f"{slow.config.gateway_url}/v1/runs/{run_id}", headers=auth(who), timeout=10)
+    return run_id
+
+
+def record(slow: Stack, page: Any, who: str, origin: str | None = None) -> dict[str, Any]:
+    run_id = run_id_of(page)
+    headers = auth(who) if who in KEYS else {"Authorization": f"Bearer {who}"}
+    if origin is not None:
+        headers["Origin"] = origin
+    resp = httpx.get(f"{slow.config.gateway_url}/v1/runs/{run_id}", headers=headers, timeout=10)
     assert resp.status_code == 200, resp.text
     body: dict[str, Any] = resp.json()
     return body
@@ -249,4 +306,134 @@ def test_the_demo_page_embeds_the_widget_under_a_strict_policy(
     assert wait_state(page, "done") == "done"
     assert "Last-Event-ID" in last(page, ".text").inner_text()
     assert page.violations == [], page.violations
+    page.close()
+
+
+def shadow_focus(page: Any) -> str:
+    """The class of the focused element inside the widget ('' when focus is elsewhere)."""
+    found: str = page.evaluate(
+        "() => { const h = document.getElementById('ragway-widget');"
+        " if (document.activeElement !== h) return '';"
+        " const a = h.shadowRoot.activeElement; return a ? (a.id || a.className) : ''; }"
+    )
+    return found
+
+
+def exported(slow: Stack) -> list[dict[str, Any]]:
+    """What an operator gets from ``ragway feedback export`` (JSON Lines)."""
+    result = CliRunner().invoke(
+        cli,
+        ["feedback", "export", "--tenant", "demo", "--url", slow.config.gateway_url,
+         "--key", ADMIN_KEY],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def test_thumbs_after_an_answer_store_feedback_on_the_run(
+    browser: Any,  # noqa: F811
+    slow: Stack,
+    host: str,
+) -> None:
+    # A widget key, as a site would publish it: bound to the host page's origin.
+    page = open_widget(browser, host + "/widget.html")
+    ask(page, QUESTION)
+    assert wait_state(page, "done") == "done"
+    run = record(slow, page, WIDGET_KEY, origin=host)
+    assert run["origin"] == host and run["key_id"] == "host-widget"
+    # Not from another origin, not without one (curl): a copied key reads nothing.
+    for origin in ("http://127.0.0.1:1", None):
+        headers = {"Authorization": f"Bearer {WIDGET_KEY}"}
+        if origin:
+            headers["Origin"] = origin
+        resp = httpx.get(f"{slow.config.gateway_url}/v1/runs/{run['id']}", headers=headers)
+        assert resp.status_code == 403, resp.text
+    page.click(".exchange:last-child .thumb.down")
+    page.wait_for_selector(".exchange:last-child .thumb.down[aria-pressed=true]")
+    assert "Thanks" in last(page, ".state").inner_text()
+    mine = [r for r in exported(slow) if r["run_id"] == run["id"]]
+    assert [(r["rating"], r["origin"], r["path"]) for r in mine] == [("down", host, "baseline")]
+    # Changing one's mind replaces the feedback: still one record, now up.
+    page.click(".exchange:last-child .thumb.up")
+    page.wait_for_selector(".exchange:last-child .thumb.up[aria-pressed=true]")
+    assert last(page, ".thumb.down").get_attribute("aria-pressed") == "false"
+    mine = [r for r in exported(slow) if r["run_id"] == run["id"]]
+    assert [r["rating"] for r in mine] == ["up"]
+    page.close()
+
+
+def test_the_widget_is_keyboard_operable(browser: Any, host: str) -> None:  # noqa: F811
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(host + "/csp.html")
+    page.keyboard.press("Tab")
+    assert shadow_focus(page) == "launcher"
+    page.keyboard.press("Enter")  # opens the panel, focus in the question box
+    assert shadow_focus(page) == "rw-input"
+    page.keyboard.type(QUESTION)
+    page.keyboard.press("Enter")
+    assert wait_state(page, "done") == "done"
+    page.keyboard.press("Shift+Tab")  # back from the box: the last answer's thumbs down
+    assert shadow_focus(page) == "thumb down"
+    page.keyboard.press("Space")
+    page.wait_for_selector(".exchange:last-child .thumb.down[aria-pressed=true]")
+    page.keyboard.press("Escape")  # closes the panel and gives the focus back
+    assert page.locator("#rw-panel").is_hidden()
+    assert shadow_focus(page) == "launcher"
+    page.close()
+
+
+def test_axe_finds_no_serious_accessibility_violations(
+    browser: Any,  # noqa: F811
+    host: str,
+) -> None:
+    # The strict policy would refuse the injected axe script; the widget is the same.
+    context = browser.new_context(bypass_csp=True, viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.goto(host + "/csp.html")
+    page.click(".launcher")
+    ask(page, QUESTION)
+    assert wait_state(page, "done") == "done"  # answer, sources and thumbs all shown
+    page.add_script_tag(path=str(AXE))
+    for theme in ("light", "dark"):
+        page.emulate_media(color_scheme=theme)
+        results = page.evaluate(
+            "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+            ".map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.target)}))"
+        )
+        serious = [v for v in results if v["impact"] in ("serious", "critical")]
+        assert serious == [], (theme, serious)
+    context.close()
+
+
+def test_a_network_cut_mid_answer_resumes_to_the_exact_answer_once(
+    browser: Any,  # noqa: F811
+    slow: Stack,
+    host: str,
+    proxy: CuttableProxy,
+) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    streams: list[str] = []  # the Last-Event-ID of each stream the widget opened
+
+    def opened(request: Any) -> None:
+        if "/events" in request.url:
+            streams.append(request.headers.get("last-event-id", ""))
+
+    page.on("request", opened)
+    page.goto(host + "/cut.html")
+    page.click(".launcher")
+    ask(page, QUESTION)
+    page.wait_for_selector(".exchange:last-child[data-state=streaming]", timeout=30_000)
+    proxy.cut()  # the open stream is reset; reconnects are refused until restored
+    assert wait_state(page, "reconnecting") == "reconnecting"
+    cut_at = last(page, ".text").inner_text()
+    page.wait_for_timeout(6 * DELAY_MS)  # the run goes on writing while the page is cut off
+    proxy.restore()
+    assert wait_state(page, "done") == "done"
+    answer = record(slow, page, "demo-sre")["answer"]
+    text = last(page, ".text").inner_text()
+    assert cut_at and len(cut_at) < len(answer), "the cut did not fall mid-answer"
+    assert text == answer  # nothing missing, nothing twice
+    assert len(streams) >= 2 and streams[0] == "" and all(streams[1:]), streams
+    assert page.locator(".exchange").count() == 1
+    assert proxy.cuts >= 1
     page.close()

@@ -81,3 +81,51 @@ def test_the_widget_script_is_served_to_any_origin(api: httpx.Client) -> None:
     assert resp.headers["content-type"].startswith("text/javascript")
     assert resp.headers["access-control-allow-origin"] == UNLISTED
     assert resp.headers["cross-origin-resource-policy"] == "cross-origin"
+
+
+WIDGET = {"Authorization": "Bearer key-demo-widget"}
+SHOP = "https://shop.ragway.example"  # the widget key's other origin
+
+
+def test_a_widget_key_asks_and_sends_feedback_from_its_origin_only(api: httpx.Client) -> None:
+    assert preflight(api, "/v1/runs/abc/feedback", LISTED).status_code == 204
+    answered = api.post(
+        "/v1/ask",
+        json={"question": "How do I resume a stream?"},
+        headers={**WIDGET, "Origin": LISTED},
+    )
+    assert answered.status_code == 200, answered.text
+    run_id = answered.json()["run_id"]
+    run = api.get(f"/v1/runs/{run_id}", headers={**WIDGET, "Origin": LISTED}).json()
+    assert run["origin"] == LISTED
+    sent = api.post(
+        f"/v1/runs/{run_id}/feedback",
+        json={"rating": "up", "comment": "clear"},
+        headers={**WIDGET, "Origin": LISTED},
+    )
+    assert sent.status_code == 200, sent.text
+    assert sent.headers["access-control-allow-origin"] == LISTED
+    # The same key on its other site: that site's pages cannot touch this run.
+    for method, path in [("GET", ""), ("GET", "/events"), ("POST", "/feedback")]:
+        resp = api.request(
+            method,
+            f"/v1/runs/{run_id}{path}",
+            json={"rating": "down"} if method == "POST" else None,
+            headers={**WIDGET, "Origin": SHOP},
+        )
+        assert (resp.status_code, resp.json()["error"]["code"]) == (404, "run_not_found"), path
+
+
+def test_a_widget_key_is_refused_outside_the_widgets_routes(api: httpx.Client) -> None:
+    resp = api.get("/v1/admin/paths", headers={**WIDGET, "Origin": LISTED})
+    assert (resp.status_code, resp.json()["error"]["code"]) == (403, "key_kind_not_allowed")
+    assert resp.headers["access-control-allow-origin"] == LISTED
+    # Without an Origin (a script outside a browser): refused, whatever it asks.
+    resp = api.post("/v1/runs", json={"question": "How do I resume a stream?"}, headers=WIDGET)
+    assert (resp.status_code, resp.json()["error"]["code"]) == (403, "origin_required")
+    resp = api.post(
+        "/v1/runs",
+        json={"question": "How do I resume a stream?"},
+        headers={**WIDGET, "Origin": UNLISTED},
+    )
+    assert (resp.status_code, resp.json()["error"]["code"]) == (403, "origin_not_allowed")

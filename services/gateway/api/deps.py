@@ -16,6 +16,7 @@ from services.gateway.clients import ServiceClients
 from services.gateway.paths.control import PathControl
 from services.gateway.runs.conversations import ConversationStore
 from services.gateway.runs.fanout import EventHub
+from services.gateway.runs.feedback import FeedbackStore
 from services.gateway.runs.store import RunStore
 from services.gateway.settings import GatewaySettings
 
@@ -38,6 +39,11 @@ async def _hub(request: Request) -> EventHub:
 async def _conversations(request: Request) -> ConversationStore:
     conversations: ConversationStore = request.app.state.conversations
     return conversations
+
+
+async def _feedback(request: Request) -> FeedbackStore:
+    feedback: FeedbackStore = request.app.state.feedback
+    return feedback
 
 
 async def _settings(request: Request) -> GatewaySettings:
@@ -68,6 +74,7 @@ Caller = Annotated[Principal, Depends(_principal)]
 Store = Annotated[RunStore, Depends(_store)]
 Hub = Annotated[EventHub, Depends(_hub)]
 Conversations = Annotated[ConversationStore, Depends(_conversations)]
+Feedback = Annotated[FeedbackStore, Depends(_feedback)]
 Settings = Annotated[GatewaySettings, Depends(_settings)]
 Clients = Annotated[ServiceClients, Depends(_clients)]
 Paths = Annotated[PathControl, Depends(_paths)]

@@ -25,6 +25,7 @@ from services.gateway.runs.errors import (
     QuestionTooLong,
     RunAlreadyFinished,
     RunError,
+    RunNotFinished,
     RunNotFound,
     RunWaitTimedOut,
 )
@@ -56,6 +57,7 @@ _STATUS: dict[type[RunError], tuple[int, str]] = {
     DependencyUnavailable: (503, "dependency_unavailable"),
     RunNotFound: (404, "run_not_found"),
     RunAlreadyFinished: (409, "run_finished"),
+    RunNotFinished: (409, "run_not_finished"),
     RunWaitTimedOut: (504, "run_timeout"),
     ConversationNotFound: (404, "conversation_not_found"),
     ConversationTurnLimit: (409, "conversation_turn_limit"),

@@ -2,7 +2,8 @@
 
 For every ``/v1/`` request: authenticate (401/403) before anything else is
 looked at, then count it against the caller's rate limits (429, ratelimit.py),
-then for requests with a body insist on JSON (415) and a bounded size (413).
+then refuse what the key's kind may not call (403, api/scopes.py), then for
+requests with a body insist on JSON (415) and a bounded size (413).
 Doing this in middleware guarantees the order: a caller without a
 valid key learns nothing about the shape of the API and never reaches retrieval.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from services.gateway.api import scopes
 from services.gateway.api.errors import error_response
 from services.gateway.auth import AuthError, KeyRegistry
 from services.gateway.ratelimit import RateLimiter
@@ -50,6 +52,10 @@ class ApiGuard:
             )
             return
         send = _with_headers(send, decision.headers)  # every answer, a stream at its start
+        refused = scopes.refusal(principal.kind, principal.key_id, scope["method"], scope["path"])
+        if refused is not None:
+            await error_response(403, "key_kind_not_allowed", refused)(scope, receive, send)
+            return
 
         has_body = headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
         if scope["method"] in ("POST", "PUT", "PATCH") and has_body:

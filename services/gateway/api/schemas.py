@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
+from services.gateway.runs.feedback import MAX_COMMENT_CHARS, FeedbackRecord, Rating
 from services.gateway.runs.models import Citation, Degradation, ErrorInfo, RunStatus, Source
 from services.gateway.runs.submit import Ask
 
@@ -95,6 +96,32 @@ class AskResponse(BaseModel):
     )
     rewritten_query: str | None = Field(
         default=None, description="For a follow-up: the standalone query searched for."
+    )
+
+
+class FeedbackRequest(BaseModel):
+    """Thumbs up or down on a run's answer, with an optional comment."""
+
+    model_config = {"extra": "forbid"}
+
+    rating: Rating = Field(description="`up`: the answer helped; `down`: it did not.")
+    comment: Annotated[
+        str | None, StringConstraints(strip_whitespace=True, max_length=MAX_COMMENT_CHARS)
+    ] = Field(default=None, description=f"Why, in at most {MAX_COMMENT_CHARS} characters.")
+
+
+class FeedbackAccepted(BaseModel):
+    run_id: str
+    rating: Rating
+    comment: str | None
+    at_ms: int
+    replaced: bool = Field(description="Earlier feedback on the run was replaced by this one.")
+
+
+class FeedbackPage(BaseModel):
+    items: list[FeedbackRecord] = Field(description="Oldest first.")
+    next_cursor: str | None = Field(
+        description="Pass as `after` for the next page; null: this was the last one."
     )
 
 

@@ -51,6 +51,15 @@ class RunAlreadyFinished(RunError):
         self.status = status
 
 
+class RunNotFinished(RunError):
+    """Feedback is about an answer: the run has not ended yet."""
+
+    def __init__(self, run_id: str, status: str) -> None:
+        super().__init__(f"run {run_id} is {status}: send feedback once it has ended")
+        self.run_id = run_id
+        self.status = status
+
+
 class ConversationNotFound(RunError):
     """No such conversation for this caller (expired, or another key's: the same answer)."""
 

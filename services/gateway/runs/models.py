@@ -118,6 +118,11 @@ class RunRecord(BaseModel):
     channel: str | None = Field(
         default=None, description="The client that asked, when it said (e.g. `telegram`)."
     )
+    origin: str | None = Field(
+        default=None,
+        description="The browser Origin the run was started from; a widget key's run is "
+        "readable only from it.",
+    )
     created_at_ms: int
     updated_at_ms: int
     attempts: int = 0

@@ -142,6 +142,7 @@ async def submit(
         top_k=top_k,
         mode=mode,
         channel=ask.channel,
+        origin=caller.origin,
         created_at_ms=created_at,
         updated_at_ms=created_at,
         path=chosen.path,
@@ -162,12 +163,16 @@ async def submit(
 
 
 async def owned_run(store: SubmitStore, caller: Principal, run_id: str) -> RunRecord:
-    """The run, if it exists and belongs to the caller's tenant and key; else RunNotFound.
+    """The run, if it exists and belongs to the caller's tenant and key (for a widget key:
+    and was started from the caller's origin); else RunNotFound.
 
     Another tenant's run answers exactly like a missing one, so ids leak nothing.
     """
     record = await store.get(run_id) if RUN_ID.match(run_id) else None
     if record is None or record.tenant != caller.tenant or record.key_id != caller.key_id:
+        raise RunNotFound(run_id)
+    if caller.kind == "widget" and record.origin != caller.origin:
+        # A public key copied onto another site's page cannot read the runs of this one.
         raise RunNotFound(run_id)
     return record
 

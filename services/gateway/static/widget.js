@@ -9,6 +9,10 @@
  * Streaming uses fetch + ReadableStream (EventSource cannot send Authorization). The run id,
  * the last event id and what is shown are kept in sessionStorage: after a dropped connection
  * or a reload the stream resumes with Last-Event-ID, so the text is exact, none twice.
+ *
+ * After an answer, thumbs up/down send POST /v1/runs/{id}/feedback (sending again replaces it).
+ * Accessibility: every control is a labelled <button> or <textarea>; each answer is its own
+ * polite live region, aria-busy while it streams so a screen reader reads it once, whole.
  */
 (() => {
   "use strict";
@@ -87,6 +91,13 @@ header h2 { flex: 1; margin: 0; font-size: 15px; }
 .sources { margin: 6px 0 0; padding-left: 18px; font-size: 12px; }
 .sources a { color: var(--rw-accent); }
 .sources .meta { color: var(--rw-muted); }
+.feedback { display: flex; align-items: center; gap: 6px; margin-top: 6px; font-size: 12px; }
+.feedback[hidden] { display: none; }
+.feedback .label { color: var(--rw-muted); }
+.thumb { border: 1px solid var(--rw-border); background: var(--rw-bg); border-radius: 6px;
+  padding: 1px 8px; cursor: pointer; font-size: 14px; }
+.thumb[aria-pressed=true] { background: var(--rw-accent); color: var(--rw-accent-fg);
+  border-color: var(--rw-accent); }
 form { display: flex; gap: 6px; padding: 10px; border-top: 1px solid var(--rw-border); }
 textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizing: border-box;
   border: 1px solid var(--rw-border); border-radius: 8px; padding: 8px; background: var(--rw-bg); }
@@ -126,7 +137,9 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
   header.append(el("h2", { id: "rw-title" }, TITLE));
   const close = el("button", { class: "icon close", type: "button", "aria-label": "Close chat" }, "×");
   header.append(close);
-  const log = el("div", { class: "log", role: "log", "aria-label": "Conversation" });
+  // A labelled region, not role=log: role=log is itself a live region, and each answer has
+  // its own. Focusable, so a keyboard user can scroll it.
+  const log = el("div", { class: "log", role: "region", "aria-label": "Conversation", tabindex: "0" });
   const form = el("form", { "aria-label": "Ask a question" });
   const input = el("textarea", { id: "rw-input", rows: "1", "aria-label": "Your question", placeholder: PLACEHOLDER, maxlength: "2000" });
   const send = el("button", { class: "send", type: "submit" }, "Send");
@@ -162,11 +175,17 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
     const text = el("div", { class: "text", "aria-live": "polite", "aria-atomic": "false" });
     const refusal = el("p", { class: "refusal", hidden: "" });
     const sources = el("ol", { class: "sources", "aria-label": "Sources", hidden: "" });
+    const feedback = el("div", { class: "feedback", role: "group", "aria-label": "Was this answer helpful?", hidden: "" });
+    const up = el("button", { class: "thumb up", type: "button", "aria-label": "Helpful", "aria-pressed": "false" }, "👍");
+    const down = el("button", { class: "thumb down", type: "button", "aria-label": "Not helpful", "aria-pressed": "false" }, "👎");
+    up.addEventListener("click", () => sendFeedback(ex, "up"));
+    down.addEventListener("click", () => sendFeedback(ex, "down"));
+    feedback.append(el("span", { class: "label", "aria-hidden": "true" }, "Helpful?"), up, down);
     const state = el("div", { class: "state", role: "status" });
-    answer.append(text, refusal, sources, state);
+    answer.append(text, refusal, sources, feedback, state);
     box.append(el("div", { class: "q" }, ex.question), answer);
     log.append(box);
-    v = { box, text, refusal, sources, state };
+    v = { box, text, refusal, sources, feedback, up, down, state };
     views.set(ex, v);
     return v;
   }
@@ -179,11 +198,16 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
   function render(ex) {
     const v = view(ex);
     v.box.dataset.state = ex.state;
+    // Busy while it streams: a screen reader then reads the answer once, when it is whole.
+    v.text.setAttribute("aria-busy", isTerminal(ex) ? "false" : "true");
     if (v.text.textContent !== ex.text) v.text.textContent = ex.text;
     v.refusal.hidden = !ex.refusal;
     v.refusal.textContent = ex.refusal ? "No answer: " + ex.refusal : "";
     v.state.textContent = ex.state === "error" ? ex.error : (ex.note || STATE_TEXT[ex.state] || "");
     renderSources(v.sources, ex.citations || []);
+    v.feedback.hidden = ex.state !== "done" || !ex.runId;
+    v.up.setAttribute("aria-pressed", String(ex.feedback === "up"));
+    v.down.setAttribute("aria-pressed", String(ex.feedback === "down"));
     log.scrollTop = log.scrollHeight;
   }
 
@@ -438,6 +462,26 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
       live.controller.abort();
       fail(ex, "Could not reach the answer service to stop the answer.");
     }
+  }
+
+  // One feedback per run on the server: a second click replaces the first (last write wins).
+  async function sendFeedback(ex, rating) {
+    if (!ex.runId || ex.state !== "done") return;
+    let note;
+    try {
+      const res = await fetch(BASE + "/v1/runs/" + encodeURIComponent(ex.runId) + "/feedback", {
+        method: "POST",
+        headers: authHeaders({ "Content-Type": "application/json" }),
+        body: JSON.stringify({ rating }),
+      });
+      if (res.ok) { ex.feedback = rating; note = "Thanks for your feedback."; }
+      else note = "Feedback not sent: " + await apiError(res);
+    } catch (_) {
+      note = "Feedback not sent: could not reach the answer service.";
+    }
+    ex.note = note;
+    persist();
+    render(ex);
   }
 
   /* ---------- interaction ---------- */

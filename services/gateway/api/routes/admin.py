@@ -1,4 +1,4 @@
-"""/v1/admin: paths (release units) and canary or shadow experiments. Admin keys only."""
+"""/v1/admin: paths (release units), canary or shadow experiments, feedback. Admin keys only."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
-from services.gateway.api.deps import AdminCaller, Paths
-from services.gateway.api.schemas import ErrorBody
+from services.gateway.api.deps import AdminCaller, Feedback, Paths
+from services.gateway.api.errors import ApiError
+from services.gateway.api.schemas import ErrorBody, FeedbackPage
 from services.gateway.paths.models import (
     CANDIDATE,
     CanaryMode,
@@ -18,6 +19,7 @@ from services.gateway.paths.models import (
     PathOptions,
 )
 from services.gateway.paths.report import Report
+from services.gateway.runs.feedback import format_cursor, parse_cursor
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
@@ -205,3 +207,31 @@ async def evaluate_canary(_: AdminCaller, paths: Paths) -> Evaluation:
 )
 async def canary_history(_: AdminCaller, paths: Paths) -> list[CanaryState]:
     return await paths.history()
+
+
+@router.get(
+    "/feedback",
+    response_model=FeedbackPage,
+    responses=ERRORS,
+    summary="Read a tenant's feedback on answers",
+)
+async def list_feedback(
+    _: AdminCaller,
+    feedback: Feedback,
+    tenant: Annotated[str, Query(min_length=1, max_length=128, description="The tenant")],
+    after: Annotated[
+        str | None, Query(description="The `next_cursor` of the previous page")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 500,
+) -> FeedbackPage:
+    """Each run's current feedback, oldest first, a page at a time (`ragway feedback
+    export` follows the pages). Feedback older than `feedback_retention_s` is gone."""
+    cursor = None
+    if after is not None:
+        cursor = parse_cursor(after)
+        if cursor is None:
+            raise ApiError(400, "invalid_cursor", f"after {after[:64]!r} is not a feedback cursor")
+    items, following = await feedback.page(tenant, cursor, limit)
+    return FeedbackPage(
+        items=items, next_cursor=None if following is None else format_cursor(following)
+    )

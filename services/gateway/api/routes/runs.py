@@ -9,19 +9,29 @@ import anyio
 from fastapi import APIRouter, Header, Query, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
+from services.gateway import metrics
 from services.gateway.api.deps import (
     Caller,
     Clients,
     Conversations,
+    Feedback,
     Hub,
     Paths,
     Settings,
     Store,
 )
 from services.gateway.api.errors import ApiError
-from services.gateway.api.schemas import CancelAccepted, ErrorBody, RunAccepted, RunRequest
+from services.gateway.api.schemas import (
+    CancelAccepted,
+    ErrorBody,
+    FeedbackAccepted,
+    FeedbackRequest,
+    RunAccepted,
+    RunRequest,
+)
 from services.gateway.runs.events import StreamClosing
 from services.gateway.runs.fanout import READ_BLOCK_MS, EventHub
+from services.gateway.runs.feedback import give_feedback
 from services.gateway.runs.models import EVENT_ID_PATTERN, RunRecord, is_event_id
 from services.gateway.runs.submit import MAX_IDEMPOTENCY_KEY, cancel, owned_run, submit
 
@@ -109,6 +119,38 @@ async def cancel_run(
     Cancelling a finished run is a 409; cancelling twice is harmless."""
     record = await cancel(store, settings, caller, run_id)
     return CancelAccepted(run_id=run_id, status=record.status)
+
+
+@router.post(
+    "/{run_id}/feedback",
+    response_model=FeedbackAccepted,
+    responses={**ERRORS, 409: {"model": ErrorBody, "description": "The run has not ended"}},
+    summary="Send feedback on a run's answer",
+)
+async def send_feedback(
+    run_id: str,
+    body: FeedbackRequest,
+    caller: Caller,
+    store: Store,
+    feedback: Feedback,
+    settings: Settings,
+) -> FeedbackAccepted:
+    """Thumbs up or down, and an optional comment, on an ended run: only with the key that
+    started it (a widget key: from the same origin), else a 404 as for a missing run.
+    One feedback per run: sending again replaces it (last write wins, `replaced: true`).
+    Kept for `feedback_retention_s`; operators read it with `ragway feedback export`."""
+    run = await owned_run(store, caller, run_id)
+    stored = await give_feedback(
+        feedback, run, body.rating, body.comment, settings.feedback_retention_s
+    )
+    metrics.observe_feedback(stored)
+    return FeedbackAccepted(
+        run_id=run.id,
+        rating=stored.record.rating,
+        comment=stored.record.comment,
+        at_ms=stored.record.at_ms,
+        replaced=stored.previous is not None,
+    )
 
 
 @router.get("/{run_id}", response_model=RunRecord, responses=ERRORS, summary="Read a run's record")
