@@ -312,6 +312,7 @@ def _kb_retriever(qa_set: QASet, env: dict[str, str]) -> Iterator[Any]:
 
     from ragway.kb import Defaults, discover, parse_document
     from ragway.v1 import retriever_pb2_grpc
+    from ragway_tools.channels import service_channel
     from ragway_tools.launcher import Stack, StackConfig
     from ragway_tools.loading import load_documents
 
@@ -324,8 +325,9 @@ def _kb_retriever(qa_set: QASet, env: dict[str, str]) -> Iterator[Any]:
         )
         try:
             stack.start_service("retriever")
-            load_documents(stack.config.retriever_addr, docs)
-            with grpc.insecure_channel(stack.config.retriever_addr) as channel:
+            token = stack.config.service_token
+            load_documents(stack.config.retriever_addr, docs, token=token)
+            with service_channel(stack.config.retriever_addr, token) as channel:
                 yield retriever_pb2_grpc.RetrieverStub(channel)
         finally:
             stack.stop()

@@ -130,15 +130,18 @@ def _adapt(
 
     try:
         with contextlib.ExitStack() as stack:
+            token: str | None = None  # a running retriever: the environment's token
             if build is not None:
                 addr = retriever or BuildsSettings().retriever_addr
                 source = train_adapt.from_build(addr, build)
             else:
                 source = train_adapt.from_folders(folders)
                 with console.status("Starting a private retriever and loading the documents…"):
-                    addr = stack.enter_context(train_adapt.private_retriever(source.documents))
+                    addr, token = stack.enter_context(
+                        train_adapt.private_retriever(source.documents)
+                    )
             done = train_adapt.adapt(
-                source, addr, config, output, tenants=tenants, max_minutes=max_minutes,
+                source, addr, config, output, token=token, tenants=tenants, max_minutes=max_minutes,
                 max_steps=max_steps, heldout_fraction=heldout_fraction,
             )  # fmt: skip
     except LaunchError as exc:

@@ -22,6 +22,7 @@ import grpc
 
 from ragway.kb import Defaults, Document, DocumentError
 from ragway.v1 import retriever_pb2, retriever_pb2_grpc
+from ragway_tools.channels import service_channel
 from ragway_tools.commands.common import console, fail, progress_bar
 
 EVAL_DEPTH = 5  # the held-out slice is reranked at the retriever's default rerank depth
@@ -50,7 +51,7 @@ def from_build(addr: str, name: str) -> Source:
     from ragway_tools.build_client import read_sources, summarize
 
     try:
-        with grpc.insecure_channel(addr) as channel:
+        with service_channel(addr) as channel:
             info = retriever_pb2_grpc.RetrieverStub(channel).ShowBuild(
                 retriever_pb2.ShowBuildRequest(build=name), timeout=30
             )
@@ -90,8 +91,9 @@ def from_build(addr: str, name: str) -> Source:
 
 
 @contextlib.contextmanager
-def private_retriever(documents: Sequence[Document]) -> Iterator[str]:
-    """A retriever on free ports holding ``documents``, gone afterwards."""
+def private_retriever(documents: Sequence[Document]) -> Iterator[tuple[str, str]]:
+    """A retriever on free ports holding ``documents``, gone afterwards: its address
+    and its service token."""
     from ragway_tools.launcher import Stack, StackConfig
     from ragway_tools.loading import load_documents
 
@@ -100,8 +102,8 @@ def private_retriever(documents: Sequence[Document]) -> Iterator[str]:
         stack = Stack(StackConfig.on_free_ports(Path(tmp), extra_env=env))
         try:
             stack.start_service("retriever")
-            load_documents(stack.config.retriever_addr, documents)
-            yield stack.config.retriever_addr
+            load_documents(stack.config.retriever_addr, documents, token=stack.config.service_token)
+            yield stack.config.retriever_addr, stack.config.service_token
         finally:
             stack.stop()
 
@@ -112,6 +114,7 @@ def adapt(
     config: Any,
     output: Path,
     *,
+    token: str | None = None,
     tenants: Sequence[str],
     max_minutes: float,
     heldout_fraction: float,
@@ -125,7 +128,7 @@ def adapt(
     if unknown:
         raise fail(f"no current documents of tenant(s) {unknown}; found {sorted(corpora)}")
     limits = Limits(max_minutes * 60, max_steps, heldout_fraction)
-    with grpc.insecure_channel(addr) as channel:
+    with service_channel(addr, token) as channel:
         stub = retriever_pb2_grpc.RetrieverStub(channel)
         return [
             train_tenant(stub, corpora[t], source, config, output, limits)

@@ -15,13 +15,13 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import grpc
 import httpx
 import pytest
 
 from ragway.kb import Defaults, discover, parse_document
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
+from ragway_tools.channels import service_channel
 from ragway_tools.launcher import Stack, StackConfig
 from ragway_tools.loading import load_documents
 
@@ -75,14 +75,14 @@ def retriever(artifact: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
     try:
         stack.start_service("retriever")
         docs = [parse_document(p, r, Defaults()) for p, r in discover([KB])]
-        load_documents(stack.config.retriever_addr, docs)
+        load_documents(stack.config.retriever_addr, docs, token=stack.config.service_token)
         yield stack
     finally:
         stack.stop()
 
 
 def search(stack: Stack, tenant: str) -> pb.SearchResponse:
-    with grpc.insecure_channel(stack.config.retriever_addr) as channel:
+    with service_channel(stack.config.retriever_addr, stack.config.service_token) as channel:
         reply: pb.SearchResponse = pb_grpc.RetrieverStub(channel).Search(
             pb.SearchRequest(
                 query="How long are cloud recordings kept?", tenant=tenant,

@@ -46,9 +46,9 @@ def fan(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stac
     assert "Traceback" not in log, log[-4000:]
 
 
-def idle_run(port: int) -> str:
+def idle_run(redis_url: str) -> str:
     """A run record and its first event, with no queue entry: only the test writes to it."""
-    r = redis.Redis(port=port)
+    r = redis.Redis.from_url(redis_url)
     record = demo_record()
     accepted = RunAcceptedEvent(run_id=record.id, question=record.question)
     r.set(run_key(record.id), record.model_dump_json())
@@ -57,15 +57,15 @@ def idle_run(port: int) -> str:
     return record.id
 
 
-def append(port: int, run_id: str, events: list[RunEvent]) -> None:
-    with redis.Redis(port=port) as r, r.pipeline(transaction=False) as pipe:
+def append(redis_url: str, run_id: str, events: list[RunEvent]) -> None:
+    with redis.Redis.from_url(redis_url) as r, r.pipeline(transaction=False) as pipe:
         for event in events:
             pipe.xadd(events_key(run_id), {"type": event.TYPE.value, "data": event.data()})
         pipe.execute()
 
 
-def gateway_connections(port: int) -> int:
-    with redis.Redis(port=port) as r:
+def gateway_connections(redis_url: str) -> int:
+    with redis.Redis.from_url(redis_url) as r:
         clients = r.client_list()
     return sum(1 for c in clients if str(c.get("name", "")).startswith(REDIS_CLIENT_NAME))
 
@@ -115,20 +115,20 @@ def deltas(n: int, size: int = 20) -> list[RunEvent]:
 
 
 def test_many_streams_on_one_run_all_get_every_event_in_order(fan: Stack) -> None:
-    port = fan.config.redis_port
-    run_id = idle_run(port)
+    redis_url = fan.config.redis_url
+    run_id = idle_run(redis_url)
 
     async def main() -> list[list[Sse]]:
         tasks = await open_streams(fan, run_id, 100)
         # Live events, in batches larger than one read of the hub, while all 100 listen.
         for _ in range(2):
-            append(port, run_id, deltas(250))
+            append(redis_url, run_id, deltas(250))
             await asyncio.sleep(0.05)
-        append(port, run_id, [RunCompleted(timings_ms={"total": 1.0})])
+        append(redis_url, run_id, [RunCompleted(timings_ms={"total": 1.0})])
         return await asyncio.gather(*tasks)
 
     streams = asyncio.run(main())
-    with redis.Redis(port=port) as r:
+    with redis.Redis.from_url(redis_url) as r:
         stored = [entry_id.decode() for entry_id, _ in r.xrange(events_key(run_id))]
     assert len(stored) == 1 + 500 + 1
     for events in streams:
@@ -140,8 +140,8 @@ def test_many_streams_on_one_run_all_get_every_event_in_order(fan: Stack) -> Non
 def test_a_client_that_does_not_read_is_dropped_and_the_others_get_everything(
     fan: Stack,
 ) -> None:
-    port = fan.config.redis_port
-    run_id = idle_run(port)
+    redis_url = fan.config.redis_url
+    run_id = idle_run(redis_url)
     # A client with a tiny receive window that sends its request and never reads.
     stuck = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -156,9 +156,9 @@ def test_a_client_that_does_not_read_is_dropped_and_the_others_get_everything(
         tasks = await open_streams(fan, run_id, 10)
         # Far more bytes than the socket buffers and the stuck stream's queue hold.
         for _ in range(12):
-            append(port, run_id, deltas(100, size=8000))
+            append(redis_url, run_id, deltas(100, size=8000))
             await asyncio.sleep(0.05)
-        append(port, run_id, [RunCompleted(timings_ms={"total": 1.0})])
+        append(redis_url, run_id, [RunCompleted(timings_ms={"total": 1.0})])
         return await asyncio.gather(*tasks)
 
     try:
@@ -180,15 +180,15 @@ def dropped(stack: Stack) -> float:
 
 
 def test_redis_connections_stay_constant_with_the_number_of_streams(fan: Stack) -> None:
-    port = fan.config.redis_port
-    run_id = idle_run(port)
+    redis_url = fan.config.redis_url
+    run_id = idle_run(redis_url)
 
     async def main() -> tuple[int, int]:
         first = await open_streams(fan, run_id, 5)
-        few = gateway_connections(port)
+        few = gateway_connections(redis_url)
         more = await open_streams(fan, run_id, 295)
-        many = gateway_connections(port)
-        append(port, run_id, [RunCompleted(timings_ms={"total": 1.0})])
+        many = gateway_connections(redis_url)
+        append(redis_url, run_id, [RunCompleted(timings_ms={"total": 1.0})])
         ended = await asyncio.gather(*first, *more)
         assert all(events[-1].event == "run.completed" for events in ended)
         return few, many
@@ -200,15 +200,15 @@ def test_redis_connections_stay_constant_with_the_number_of_streams(fan: Stack) 
 
 def test_a_stream_that_joins_late_gets_what_the_hub_read_before_it(fan: Stack) -> None:
     """A stream that joins after the hub read a run's events gets them from memory."""
-    port = fan.config.redis_port
-    run_id = idle_run(port)
+    redis_url = fan.config.redis_url
+    run_id = idle_run(redis_url)
 
     async def main() -> tuple[list[Sse], list[Sse]]:
         early = await open_streams(fan, run_id, 1)
-        append(port, run_id, deltas(5))
+        append(redis_url, run_id, deltas(5))
         await asyncio.sleep(0.2)
         late = await open_streams(fan, run_id, 1)
-        append(port, run_id, [RunCompleted(timings_ms={"total": 1.0})])
+        append(redis_url, run_id, [RunCompleted(timings_ms={"total": 1.0})])
         return (await early[0]), (await late[0])
 
     early, late = asyncio.run(main())
@@ -221,10 +221,10 @@ def test_a_stream_that_joins_late_gets_what_the_hub_read_before_it(fan: Stack) -
 
 
 async def hub_ids(
-    port: int, run_id: str, cursor: str, *, into: list[str] | None = None, **kw: Any
+    redis_url: str, run_id: str, cursor: str, *, into: list[str] | None = None, **kw: Any
 ) -> list[str]:
     """The ids one follower of a fresh hub gets (also appended to ``into`` as they come)."""
-    reader, client = aioredis.Redis(port=port), aioredis.Redis(port=port)
+    reader, client = aioredis.Redis.from_url(redis_url), aioredis.Redis.from_url(redis_url)
     hub = EventHub(reader, client, buffer_events=64, recent_events=1000)
     hub.start()
     got = [] if into is None else into
@@ -240,17 +240,17 @@ async def hub_ids(
 
 
 def test_the_hub_ends_with_the_terminal_event_and_resumes_after_a_cursor(fan: Stack) -> None:
-    port = fan.config.redis_port
-    run_id = idle_run(port)
-    append(port, run_id, [*deltas(3), RunCompleted(timings_ms={"total": 1.0})])
-    with redis.Redis(port=port) as r:
+    redis_url = fan.config.redis_url
+    run_id = idle_run(redis_url)
+    append(redis_url, run_id, [*deltas(3), RunCompleted(timings_ms={"total": 1.0})])
+    with redis.Redis.from_url(redis_url) as r:
         ids = [entry_id.decode() for entry_id, _ in r.xrange(events_key(run_id))]
-    assert asyncio.run(hub_ids(port, run_id, "0-0")) == ids
-    assert asyncio.run(hub_ids(port, run_id, ids[1])) == ids[2:]
+    assert asyncio.run(hub_ids(redis_url, run_id, "0-0")) == ids
+    assert asyncio.run(hub_ids(redis_url, run_id, ids[1])) == ids[2:]
 
     async def late_joiner(recent_events: int) -> tuple[list[str], list[str]]:
         """One follower from the start, one that joins behind the watch's cursor."""
-        reader, client = aioredis.Redis(port=port), aioredis.Redis(port=port)
+        reader, client = aioredis.Redis.from_url(redis_url), aioredis.Redis.from_url(redis_url)
         hub = EventHub(reader, client, buffer_events=64, recent_events=recent_events)
         hub.start()
         try:
@@ -270,25 +270,27 @@ def test_the_hub_ends_with_the_terminal_event_and_resumes_after_a_cursor(fan: St
 
 
 def test_the_hub_ends_on_a_finished_record_whose_log_has_no_terminal_event(fan: Stack) -> None:
-    port = fan.config.redis_port
-    run_id = idle_run(port)
-    with redis.Redis(port=port) as r:
+    redis_url = fan.config.redis_url
+    run_id = idle_run(redis_url)
+    with redis.Redis.from_url(redis_url) as r:
         record = RunRecord.model_validate_json(r.get(run_key(run_id)) or b"")
         record.status = RunStatus.FAILED
         r.set(run_key(run_id), record.model_dump_json())
         first = r.xrange(events_key(run_id))[0][0].decode()
-    assert asyncio.run(hub_ids(port, run_id, "0-0")) == [first]
+    assert asyncio.run(hub_ids(redis_url, run_id, "0-0")) == [first]
 
 
 def test_the_hub_stops_when_asked_and_times_out_as_a_504(fan: Stack) -> None:
-    port = fan.config.redis_port
-    run_id = idle_run(port)
-    assert asyncio.run(hub_ids(port, run_id, "0-0", stop=lambda: True)) == []
+    redis_url = fan.config.redis_url
+    run_id = idle_run(redis_url)
+    assert asyncio.run(hub_ids(redis_url, run_id, "0-0", stop=lambda: True)) == []
     got: list[str] = []
-    with redis.Redis(port=port) as r:
+    with redis.Redis.from_url(redis_url) as r:
         first = r.xrange(events_key(run_id))[0][0].decode()
     # True once the accepted event is out: the idle stream then ends at the next look.
-    assert asyncio.run(hub_ids(port, run_id, "0-0", into=got, stop=lambda: bool(got))) == [first]
+    assert asyncio.run(hub_ids(redis_url, run_id, "0-0", into=got, stop=lambda: bool(got))) == [
+        first
+    ]
     with pytest.raises(RunWaitTimedOut) as caught:
-        asyncio.run(hub_ids(port, run_id, first, timeout_s=0.3))
+        asyncio.run(hub_ids(redis_url, run_id, first, timeout_s=0.3))
     assert caught.value.run_id == run_id
