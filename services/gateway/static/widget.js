@@ -176,8 +176,8 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
     const refusal = el("p", { class: "refusal", hidden: "" });
     const sources = el("ol", { class: "sources", "aria-label": "Sources", hidden: "" });
     const feedback = el("div", { class: "feedback", role: "group", "aria-label": "Was this answer helpful?", hidden: "" });
-    const up = el("button", { class: "thumb up", type: "button", "aria-label": "Helpful", "aria-pressed": "false" }, "👍");
-    const down = el("button", { class: "thumb down", type: "button", "aria-label": "Not helpful", "aria-pressed": "false" }, "👎");
+    const up = el("button", { class: "thumb up", type: "button", "aria-label": "Yes, helpful", "aria-pressed": "false" }, "Yes");
+    const down = el("button", { class: "thumb down", type: "button", "aria-label": "No, not helpful", "aria-pressed": "false" }, "No");
     up.addEventListener("click", () => sendFeedback(ex, "up"));
     down.addEventListener("click", () => sendFeedback(ex, "down"));
     feedback.append(el("span", { class: "label", "aria-hidden": "true" }, "Helpful?"), up, down);
