@@ -112,6 +112,10 @@ bench-retrieval: $(STAMP) ## SciFact validation: every mode, + the trained reran
 	r="$(RERANKER)"; [ -n "$$r" ] || r=$$(ls -d var/models/reranker-[0-9]* | sort | tail -n 1); \
 	$(BIN)/ragway eval retrieval --dataset $(SCIFACT) --split validation --reranker "$$r"
 
+.PHONY: train-answerability
+train-answerability: $(STAMP) ## Refit the refusal decision on the tuning QA sets (services/generator/answerability.json)
+	$(BIN)/ragway train answerability
+
 .PHONY: eval-answers
 eval-answers: $(STAMP) ## The demo and help-centre QA sets through the API (tuning and held-out parts)
 	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml

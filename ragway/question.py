@@ -193,17 +193,48 @@ _AND_THE = re.compile(r",?\s+and\s+(?=the\s)", re.I)
 _ONE_THING = re.compile(r"\b(?:between|both|difference|compare[ds]?|versus|vs)\b", re.I)
 
 
+# A qualifier before the question word belongs to every part: "On Starter, what's
+# the API limit and the biggest file?" asks both about Starter.
+_QUALIFIER = re.compile(r"^((?:on|for|in|with|under|using)\s+[^,?]{1,40}),\s+(?=\w)", re.I)
+
+
 def _shared_question_word(question: str) -> list[str]:
     """ "What's the A and the B" as ["What's the A", "What's the B"], else []."""
-    asked = _WHAT_THE.match(question)
-    if not asked or _ONE_THING.search(question):
+    qualifier = _QUALIFIER.match(question)
+    rest = question[qualifier.end() :] if qualifier else question
+    asked = _WHAT_THE.match(rest)
+    if not asked or _ONE_THING.search(rest):
         return []
-    pieces = [p.strip(" ?,;") for p in _AND_THE.split(question)]
+    pieces = [p.strip(" ?,;") for p in _AND_THE.split(rest)]
     # Each side names its own thing ("the minimum iOS version for the app"), or the
     # tail belongs to both ("What is the price and the storage of Pro?"): keep whole.
     if len(pieces) != 2 or any(len(p.split()) < 5 for p in pieces):
         return []
-    return [pieces[0], f"{asked.group(1)} {pieces[1]}"]
+    pieces = [pieces[0], f"{asked.group(1)} {pieces[1]}"]
+    if qualifier:
+        pieces = [f"{qualifier.group(1)}, {p}" for p in pieces]
+    return pieces
+
+
+# "..., and which one for the desktop app?": the second part asks for the same kind
+# of thing as the first; it is read with the first part's head ("which error code").
+_ELLIPTIC = re.compile(r"^(which|what)\s+ones?\b", re.I)
+_HEAD = re.compile(
+    r"^(?:which|what)\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s+(?=(?:do|does|did|is|are|was|were|can|"
+    r"could|will|would|should|shows?|appears?|i|you|we)\b)",
+    re.I,
+)
+
+
+def _resolve_ellipsis(pieces: list[str]) -> list[str]:
+    out = [pieces[0]]
+    for piece in pieces[1:]:
+        head = _HEAD.match(out[-1])
+        elliptic = _ELLIPTIC.match(piece)
+        if head and elliptic:
+            piece = f"{elliptic.group(1)} {head.group(1)}{piece[elliptic.end() :]}"
+        out.append(piece)
+    return out
 
 
 def parts(question: str) -> list[QuestionPart]:
@@ -219,8 +250,30 @@ def parts(question: str) -> list[QuestionPart]:
     if len(pieces) == 1:
         pieces = _shared_question_word(question.strip()) or pieces
     if len(pieces) > 1 and all(_QUESTION_WORD.search(p) and len(p.split()) >= 3 for p in pieces):
-        return [QuestionPart(p, answer_type(p)) for p in pieces[:3]]
+        return [QuestionPart(p, answer_type(p)) for p in _resolve_ellipsis(pieces[:3])]
     return [QuestionPart(question.strip(), answer_type(question))]
+
+
+_HOW_MANY = re.compile(r"\bhow many\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", re.I)
+_NOT_NOUN = frozenset((
+    "can", "do", "does", "did", "is", "are", "was", "were", "will", "would", "should", "may",
+    "might", "must", "have", "has", "i", "you", "we", "they", "he", "she", "it", "come", "comes",
+    "get", "gets", "there",
+))  # fmt: skip
+
+
+def counted(question: str) -> str | None:
+    """The thing a "how many" question counts: "how many recovery codes come with
+    2SV" counts "codes", "how many times are webhooks retried" counts "times"."""
+    m = _HOW_MANY.search(question)
+    if m is None:
+        return None
+    nouns: list[str] = []
+    for word in m.group(1).lower().split():
+        if word in _NOT_NOUN:
+            break
+        nouns.append(word)
+    return nouns[-1] if nouns else None
 
 
 def holds(text: str, kind: AnswerType) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -210,4 +211,65 @@ def _train_beir(config: Any, dataset: Path, output: Path, seed: int, retriever: 
     console.print(
         f"use it: RAGWAY_RERANKER_PATH={folder} (retriever), or "
         f"ragway eval retrieval --reranker {folder}"
+    )
+
+
+def _advance(bar: Any, task: Any, done: int, _total: int) -> None:
+    bar.update(task, completed=done)
+
+
+@train_app.command("answerability")
+def answerability(
+    qa: Annotated[
+        list[Path] | None,
+        typer.Option(help="A QA set's TUNING part (repeatable); never a held-out part"),
+    ] = None,
+    output: Annotated[Path, typer.Option(help="Model file to write")] = Path(
+        "services/generator/answerability.json"
+    ),
+    max_false_refusals: Annotated[
+        float, typer.Option(min=0.0, max=0.5, help="Cross-validated false refusals allowed")
+    ] = 0.05,
+) -> None:
+    """Fit the refusal decision on QA sets' questions (default: the demo set and the
+    help-centre tuning part), with its threshold chosen by cross-validation."""
+    from ragway_tools.evaluation.qa import QAFileError, load_qa
+    from ragway_tools.training import answerability as trainer
+    from services.generator.backends.extractive import ExtractiveConfig
+
+    paths = qa or [Path("eval/demo-qa.yaml"), Path("eval/helpcentre/qa-tuning.yaml")]
+    held = [p for p in paths if "heldout" in p.name or "held-out" in p.name]
+    if held:
+        raise fail(f"{held[0]} is a held-out part: it may only be evaluated, never trained on")
+    samples: list[trainer.Sample] = []
+    for path in paths:
+        try:
+            qa_set = load_qa(path)
+        except QAFileError as exc:
+            raise fail(str(exc)) from exc
+        with progress_bar() as bar:
+            task = bar.add_task(path.stem, total=len(qa_set.items))
+            try:
+                samples += trainer.samples_from_stack(
+                    qa_set, functools.partial(_advance, bar, task)
+                )
+            except ValueError as exc:
+                raise fail(str(exc)) from exc
+    try:
+        model, chosen = trainer.train(
+            samples,
+            qa_paths=paths,
+            max_false_refusals=max_false_refusals,
+            min_support=ExtractiveConfig().min_support,
+        )
+    except ValueError as exc:
+        raise fail(str(exc)) from exc
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(model.to_json() + "\n", encoding="utf-8")
+    weights = ", ".join(f"{f} {w:+.3f}" for f, w in zip(model.features, model.weights, strict=True))
+    console.print(
+        f"{len(samples)} questions ({sum(not s.answerable for s in samples)} unanswerable); "
+        f"weights {weights}, bias {model.bias:+.3f}; threshold {chosen.threshold:.2f}: "
+        f"cross-validated abstention {chosen.abstention:.3f}, false refusals "
+        f"{chosen.false_refusals:.3f}\nwrote {output}"
     )

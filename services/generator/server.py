@@ -12,6 +12,7 @@ from ragway.embedding import OnnxMiniLMEmbedder
 from ragway.grpc_server import SERVER_OPTIONS, add_health_and_reflection, bind, serve
 from ragway.service_auth import server_interceptors
 from ragway.v1 import generator_pb2, generator_pb2_grpc
+from services.generator.answerability import AnswerabilityModel
 from services.generator.backends.base import GeneratorBackend
 from services.generator.backends.chat import ChatModel, LLMError
 from services.generator.backends.extractive import ExtractiveConfig, ExtractiveGenerator
@@ -38,7 +39,12 @@ def build_backend(settings: GeneratorSettings) -> GeneratorBackend:
     config = ExtractiveConfig(
         min_support=settings.min_support, max_sentences=settings.max_sentences
     )
-    extractive = ExtractiveGenerator(embedder, config)
+    answerability = (
+        None
+        if settings.answerability_model == "off"
+        else AnswerabilityModel.load(settings.answerability_model)
+    )
+    extractive = ExtractiveGenerator(embedder, config, answerability)
     if settings.generator_backend == "extractive":
         return extractive
     # LLM backends keep the extractive one: evidence gate and fallback answer.

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, model_validator
 
 from ragway.settings import ServiceSettings
+from services.generator.answerability import DEFAULT_MODEL as DEFAULT_ANSWERABILITY
 from services.generator.backends.llm import NumberPolicy
 from services.generator.prompts import DEFAULT_PROMPT
 
@@ -18,9 +19,13 @@ class GeneratorSettings(ServiceSettings):
     # openai: any OpenAI-compatible chat-completions endpoint (RAGWAY_LLM_BASE_URL).
     # llama: a GGUF model in-process through llama-cpp-python (the [llm] extra).
     generator_backend: Literal["extractive", "openai", "llama"] = "extractive"
-    # Evidence threshold of the extractive backend: under it, the answer is a
-    # refusal. Chosen on the demo QA set (docs/generation.md).
-    min_support: float = Field(default=0.40, ge=0.0, le=1.0)
+    # Evidence floor of the extractive backend: under it, the answer is a
+    # refusal whatever else holds (docs/generation.md). Keep it equal to
+    # ExtractiveConfig's: the answerability model was trained above that floor.
+    min_support: float = Field(default=0.30, ge=0.0, le=1.0)
+    # Above that floor, a calibrated model decides whether the evidence answers
+    # (services/generator/answerability.py); "off" leaves the floor alone.
+    answerability_model: Path | Literal["off"] = DEFAULT_ANSWERABILITY
     max_sentences: int = Field(default=3, ge=1, le=10)
     default_max_output_tokens: int = Field(default=256, ge=16, le=4096)
     max_passages: int = Field(default=50, ge=1, le=200)

@@ -539,6 +539,29 @@ async def test_the_model_sees_and_may_cite_only_the_best_supported_passages(
                                                 "llm_ungrounded"]  # fmt: skip
 
 
+async def test_the_model_reads_each_passage_as_its_answer_units(
+    llm_endpoint: Endpoint, extractive: ExtractiveGenerator
+) -> None:
+    plans = Passage(
+        1, "plans#limits", "plans", "Plans and pricing", "Limits",
+        "Limits depend on your plan:\n\n| Plan | Max members | Price |\n|---|---|---|\n"
+        "| Starter | 250 | $4 per seat |\n| Business | 2,000 | $12 per seat |\n",
+    )  # fmt: skip
+    llm_endpoint.then(Script(("A Business workspace can have 2,000 members [1].",)))
+    model = openai_model(llm_endpoint.base_url)
+    gen = generator(model, extractive)
+    request = GenerationRequest("How many members can a Business workspace have?", [plans])
+    events = await collect(gen, request)
+    await model.aclose()
+    answer, final = answer_of(events)
+    user = str(llm_endpoint.requests[0].body["messages"])
+    # A row reads with its key and headers; no markdown table syntax reaches the model.
+    assert "Business — Max members: 2,000; Price: $12 per seat" in user
+    assert "|---|" not in user and "| Business |" not in user
+    # The checks still hold the answer to the passage as stored.
+    assert final.verdict is Verdict.GROUNDED and "2,000" in answer
+
+
 async def test_weak_evidence_is_refused_without_asking_the_model(
     llm_endpoint: Endpoint, extractive: ExtractiveGenerator
 ) -> None:

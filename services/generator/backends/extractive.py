@@ -37,12 +37,13 @@ import numpy as np
 import numpy.typing as npt
 
 from ragway.embedding import Embedder
-from ragway.question import AnswerType, QuestionPart, holds, parts
+from ragway.question import AnswerType, QuestionPart, counted, holds, parts
 from ragway.text import content_terms as _content_terms
 from ragway.text import stem, words
 from ragway.unit_vectors import embedding_text, unpack
 from ragway.units import Unit, units
 from services.generator import metrics
+from services.generator.answerability import AnswerabilityModel, Evidence
 from services.generator.backends.base import (
     Delta,
     Final,
@@ -56,6 +57,7 @@ from services.generator.backends.base import (
 MODEL = "extractive-v2"
 # How much less support a second or third part of a question needs (see select).
 MULTI_PART_SLACK = 0.05
+_STRICT_TYPES = frozenset({AnswerType.AMOUNT, AnswerType.PERCENT, AnswerType.PORT})
 _AFTER = re.compile(r"\b(?:after|next|then)\b", re.I)
 _ORDINAL_WORDS: tuple[str, ...] = ("first", "second", "third", "fourth", "fifth")
 _ORDINAL_WORDS += ("sixth", "seventh", "eighth", "ninth", "tenth")
@@ -70,14 +72,20 @@ _ITEM_NUMBER = re.compile(r"^\d{1,3}[.)]\s+")
 # identifier ("NW-1190"): read as the words, so "first-response target" meets
 # the column "First response".
 _WORD_HYPHEN = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")
+# "10,000" is one number, not "10" and "000": otherwise "Webinars 10,000" meets the
+# row "Webinars 1,000" on "000".
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 # Items a lead-in ("The following roles can export data:") is answered with.
 MAX_LISTED_ITEMS = 8
-POLICY_VERSION = "extractive-policy-2"
+# 3: the answerability model decides above the support floor.
+POLICY_VERSION = "extractive-policy-3"
 
 
 @dataclass(frozen=True, slots=True)
 class ExtractiveConfig:
-    min_support: float = 0.40
+    # The floor: under it nothing answers. Above it the answerability model, when
+    # given, decides (services/generator/answerability.py).
+    min_support: float = 0.30
     semantic_weight: float = 0.7
     max_sentences: int = 3
     # A second unit must be nearly as good as the best to join the answer.
@@ -89,9 +97,15 @@ class ExtractiveConfig:
     # How much lacking the asked kind of value costs (the question's wording can
     # mislead: "how long can a PDF be" asks for pages, not a duration).
     lack_weight: float = 0.03
+    # The kinds a question cannot be asked in other words for: "how much does it
+    # cost" wants money, "what percentage" a percentage, "which port" a port.
+    strict_lack_weight: float = 0.2
     # How much a table row gains when the question names its row key ("Starter"),
     # and loses when the question names another row of the same table.
     key_weight: float = 0.06
+    # How much a row loses when the question names another entity than its key:
+    # asked for API Plus's price, the Large Meetings row's price is no answer.
+    other_row_weight: float = 0.15
     # Support lost per unit of the question's (rarity-weighted) terms that no
     # retrieved passage contains, even misspelt: "the Premium plan" when no
     # passage knows a Premium plan is a question the evidence does not answer.
@@ -108,7 +122,8 @@ class ExtractiveConfig:
             raise ValueError(f"semantic_weight must be in [0, 1], got {self.semantic_weight}")
         if self.max_sentences < 1:
             raise ValueError(f"max_sentences must be >= 1, got {self.max_sentences}")
-        weights = ("type_weight", "lack_weight", "key_weight", "missing_weight")
+        weights: tuple[str, ...] = ("type_weight", "lack_weight", "strict_lack_weight")
+        weights += ("key_weight", "other_row_weight", "missing_weight")
         for name in (*weights, "missing_name_weight"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -133,9 +148,17 @@ ScoredSentence = ScoredUnit
 class ExtractiveGenerator:
     name = MODEL
 
-    def __init__(self, embedder: Embedder, config: ExtractiveConfig | None = None) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        config: ExtractiveConfig | None = None,
+        answerability: AnswerabilityModel | None = None,
+    ) -> None:
         self._embedder = embedder
         self._config = config or ExtractiveConfig()
+        # Decides, above the min_support floor, whether the evidence answers at all
+        # (services/generator/answerability.py); None: the floor alone decides.
+        self.answerability = answerability
         self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._cache_lock = threading.Lock()
         self._units: OrderedDict[str, tuple[list[Unit], list[Unit]]] = OrderedDict()
@@ -169,6 +192,29 @@ class ExtractiveGenerator:
                 while len(self._units) > 2_000:
                     self._units.popitem(last=False)
         return found
+
+    def standalone_text(self, p: Passage) -> str:
+        """The passage as its answer units, one per line, each readable on its own.
+
+        What the LLM backends show the model instead of raw markdown: a table row
+        with its header cells and row key ("Business — Max members: 2,000"), a
+        list item with its lead-in, code with its lead-in. The words and numbers
+        are the passage's own, so the grounding checks hold the model to them.
+        """
+        lines: list[str] = []
+        said: set[str] = set()  # lead-ins already on a line: their items follow them
+        for u in self._all_units(p)[0]:
+            if u.kind == "row":
+                line = u.row_text()
+            elif u.kind in ("item", "code") and u.key and u.key not in said:
+                line = f"{u.key} {u.text}"
+                said.add(u.key)
+            else:
+                line = u.text
+                said.add(line)
+            if line and (not lines or lines[-1] != line):
+                lines.append(line)
+        return "\n".join(lines) or p.text
 
     def _unit_vectors(self, candidates: list[tuple[Passage, Unit]]) -> npt.NDArray[np.float32]:
         """The candidates' vectors: the retriever's, where it stored exactly these units
@@ -210,10 +256,7 @@ class ExtractiveGenerator:
         part_vectors = self._embedder.embed([q.text for q in question_parts])
         passage_terms = [content_terms(f"{p.title} {p.section} {p.text}") for p in passages]
         vocabulary = set().union(*passage_terms)
-        row_keys = {
-            p.number: [content_terms(u.key) for u in self._passage_units(p) if u.kind == "row"]
-            for p in passages
-        }
+        row_keys = {p.number: _row_keys(self._passage_units(p)) for p in passages}
         cfg = self._config
         w = cfg.semantic_weight
         scored: list[ScoredUnit] = []
@@ -222,7 +265,7 @@ class ExtractiveGenerator:
             content_terms(f"{p.title} {p.section} {u.context} {u.text}") for p, u in candidates
         ]
         for n, part in enumerate(question_parts):
-            q_terms = content_terms(part.text)
+            q_terms = question_terms(part.text)
             weights = _term_weights(q_terms, passage_terms)
             total_weight = sum(weights.values())
             missing = sum(weights[t] for t in q_terms if not _known(t, vocabulary))
@@ -230,7 +273,9 @@ class ExtractiveGenerator:
             # A name the question gives (capitalised inside it: "Northwind", "Team
             # plan") that no passage knows, even misspelt, is something the evidence
             # is not about: the question is about another product, tenant or plan.
+            # An identifier ("LM-7002", "v2.3") is a name too, however it is written.
             names = {t for t in _names(part.text) if t in q_terms}
+            names |= {t for t in q_terms if _has_digit(t) and not t.isdigit()}
             names_missing = sum(not _known(t, vocabulary) for t in names)
             cosines = unit_vectors @ part_vectors[n]
             quotes = [_quote(u, q_terms, part) for _, u in candidates]
@@ -246,6 +291,8 @@ class ExtractiveGenerator:
                 for i, vector in zip(focused, vectors, strict=True):
                     cosines[i] = max(cosines[i], float(vector @ part_vectors[n]))
             ordinal = _ordinal(part.text)
+            noun = counted(part.text)
+            noun_stem = stem(noun) if noun else None
             for (p, u), cos, text, context_terms in zip(
                 candidates, cosines, quotes, unit_terms, strict=True
             ):
@@ -260,15 +307,24 @@ class ExtractiveGenerator:
                     # Lacking the asked kind costs less than holding it gains
                     # (lack_weight): the question's wording can mislead.
                     holding = holds(text, part.answer_type)
-                    support += cfg.type_weight if holding else -cfg.lack_weight
+                    if holding and noun_stem is not None:
+                        # "how many codes" is answered by "12 recovery codes" or
+                        # "Max codes: 12", not by any number.
+                        holding = _counts(text, noun_stem)
+                    lack = (
+                        cfg.strict_lack_weight
+                        if part.answer_type in _STRICT_TYPES
+                        else cfg.lack_weight
+                    )
+                    support += cfg.type_weight if holding else -lack
                 if u.kind == "row":
-                    key = content_terms(u.key)
-                    if key and key & q_terms:
+                    key = row_keys[p.number].get(u.position, set())
+                    if key and _key_matches(key, q_terms):
                         support += cfg.key_weight
-                    elif names or any(k & q_terms for k in row_keys[p.number]):
+                    elif names or any(k & q_terms for k in row_keys[p.number].values()):
                         # The question names an entity (another row's key, or a
                         # name no row has: "the API Plus add-on"): not this row.
-                        support -= cfg.key_weight
+                        support -= cfg.other_row_weight
                 support = float(np.clip(support, 0.0, 1.0))
                 scored.append(ScoredUnit(p, u.position, text, support, u, n, coverage))
         scored.sort(key=lambda x: (-x.support, x.passage.number, x.position, x.part))
@@ -349,6 +405,69 @@ class ExtractiveGenerator:
                 taken += 1
         return sorted(chosen, key=lambda s: (s.passage.number, s.position))
 
+    def evidence(
+        self, question: str, passages: Sequence[Passage], scored: list[ScoredUnit]
+    ) -> Evidence:
+        """The shape of the evidence for the question's best-supported part."""
+        if not scored:
+            return Evidence(support=0.0, margin=0.0, missing=1.0)
+        best = scored[0]
+        # The runner-up is the best unit of another passage that says something
+        # else: a knowledge base that states a fact on two pages (a table and an
+        # FAQ) has no rival answer, only a second copy.
+        other = next(
+            (
+                s.support
+                for s in scored
+                if s.part == best.part
+                and s.passage.number != best.passage.number
+                and not _says_same(s.text, best.text)
+            ),
+            0.0,
+        )
+        text = parts(question)[best.part].text
+        passage_terms = [content_terms(f"{p.title} {p.section} {p.text}") for p in passages]
+        vocabulary = set().union(*passage_terms)
+        q_terms = question_terms(text)
+        weights = _term_weights(q_terms, passage_terms)
+        total = sum(weights.values())
+        absent = {t for t in q_terms if not _known(t, vocabulary)}
+        missing = sum(weights[t] for t in absent) / total if total else 0.0
+        said = [w for w in words(_WORD_HYPHEN.sub(" ", text)) if stem(w) in absent]
+        return Evidence(
+            support=best.support,
+            margin=best.support - other,
+            missing=missing,
+            missing_words=tuple(dict.fromkeys(said)),
+        )
+
+    def refusal(self, request: GenerationRequest, scored: list[ScoredUnit]) -> Final | None:
+        """The refusal these scores call for, or None when the evidence answers.
+
+        Under the min_support floor nothing answers; above it the answerability
+        model (when configured) decides from the shape of the evidence.
+        """
+        if not request.passages:
+            return _refusal(
+                RefusalReason.NO_EVIDENCE, "No passage in the knowledge base matched the question."
+            )
+        best = scored[0].support if scored else 0.0
+        threshold = self.threshold(request)
+        if best < threshold:
+            return _refusal(
+                RefusalReason.WEAK_EVIDENCE,
+                "The knowledge base has no passage that answers this question "
+                f"(best support {best:.3f} < {threshold:.3f}).",
+                best,
+            )
+        if self.answerability is not None:
+            evidence = self.evidence(request.question, request.passages, scored)
+            if not self.answerability.answerable(evidence):
+                return _refusal(
+                    RefusalReason.WEAK_EVIDENCE, self.answerability.reason(evidence), best
+                )
+        return None
+
     def _complete(self, chosen: ScoredUnit, question: str) -> ScoredUnit:
         """A unit that only makes sense with its neighbours, completed from the passage.
 
@@ -391,21 +510,11 @@ class ExtractiveGenerator:
         self, request: GenerationRequest, scored: list[ScoredUnit]
     ) -> AsyncIterator[GenerationEvent]:
         """The answer from units already scored (LLM backends fall back to this)."""
-        if not request.passages:
-            yield _refusal(
-                RefusalReason.NO_EVIDENCE, "No passage in the knowledge base matched the question."
-            )
+        refused = self.refusal(request, scored)
+        if refused is not None:
+            yield refused
             return
-        best = scored[0].support if scored else 0.0
-        threshold = self.threshold(request)
-        if best < threshold:
-            yield _refusal(
-                RefusalReason.WEAK_EVIDENCE,
-                "The knowledge base has no passage that answers this question "
-                f"(best support {best:.3f} < {threshold:.3f}).",
-                best,
-            )
-            return
+        best = scored[0].support
         chosen = [
             self._complete(u, request.question)
             for u in self.select(scored, request.max_output_tokens, request.min_support)
@@ -473,9 +582,78 @@ def _refusal(reason: RefusalReason, detail: str, evidence: float = 0.0) -> Final
     )
 
 
+# How a question asks, not what it asks about: "how long", "at what point", "do I
+# get", "if we just don't". A passage that answers need not contain them, so they
+# neither count as covered nor as missing.
+_ASKING = re.compile(
+    r"\b(?:how (?:long|many|much|often|soon|far)|at what point|what point|up to)\b", re.I
+)
+_FILLER = frozenset(stem(w) for w in (
+    "get", "gets", "got", "getting", "just", "dont", "don't", "doesnt", "didnt", "ask", "asks",
+    "asked", "actually", "really", "anyone", "anything", "someone", "something", "thing",
+    "things", "guys", "pls", "please", "ok", "okay", "still", "need", "needs", "want", "wants",
+    "whats", "hows", "wheres", "whos",
+))  # fmt: skip
+
+
+def question_terms(text: str) -> set[str]:
+    """A question's content terms, without the words of its asking."""
+    return content_terms(_ASKING.sub(" ", text)) - _FILLER
+
+
 def content_terms(text: str) -> set[str]:
     """The content terms the selection compares: hyphenated words as their parts."""
-    return _content_terms(_WORD_HYPHEN.sub(" ", text))
+    return _content_terms(_THOUSANDS.sub("", _WORD_HYPHEN.sub(" ", text)))
+
+
+_COUNT_TOKEN = re.compile(r"\d[\d,.]*|[A-Za-z][\w-]*|:")
+
+
+def _counts(text: str, noun_stem: str) -> bool:
+    """Whether ``text`` gives a number of the counted thing: "3 times", "12 recovery
+    codes" (the noun within two words after the number) or "Max members: 2,000"."""
+    tokens = _COUNT_TOKEN.findall(text)
+    for i, token in enumerate(tokens):
+        if not token[0].isdigit():
+            continue
+        for word in tokens[i + 1 : i + 4]:
+            if word[0].isdigit() or word == ":":
+                break
+            if stem(word.lower()) == noun_stem:
+                return True
+        if i >= 2 and tokens[i - 1] == ":" and stem(tokens[i - 2].lower()) == noun_stem:
+            return True
+    return False
+
+
+def _row_keys(passage_units: Sequence[Unit]) -> dict[int, set[str]]:
+    """Each row's distinguishing key terms, by unit position.
+
+    The terms every row key of a table shares name the table, not the row: in
+    rows "Webinars 1,000" and "Webinars 3,000" only the number tells them apart,
+    so "Webinars 10,000" matches neither.
+    """
+    tables: dict[str, list[Unit]] = {}
+    for u in passage_units:
+        if u.kind == "row":
+            tables.setdefault(u.context, []).append(u)
+    out: dict[int, set[str]] = {}
+    for rows in tables.values():
+        keys = [content_terms(u.key) for u in rows]
+        shared = set.intersection(*keys) if len(keys) > 1 else set()
+        for u, key in zip(rows, keys, strict=True):
+            out[u.position] = (key - shared) or key
+    return out
+
+
+def _key_matches(key: set[str], q_terms: set[str]) -> bool:
+    """The question names this row: it shares a key term, and every number or
+    identifier in the key ("Webinars 1,000", "LM-6001") is the question's too."""
+    return bool(key & q_terms) and all(t in q_terms for t in key if _has_digit(t))
+
+
+def _has_digit(term: str) -> bool:
+    return any(c.isdigit() for c in term)
 
 
 def _term_weights(terms: set[str], passage_terms: Sequence[set[str]]) -> dict[str, float]:
@@ -516,7 +694,9 @@ def _known(term: str, vocabulary: set[str]) -> bool:
     """The term, or a spelling one or two edits away, is in some retrieved passage."""
     if term in vocabulary or term.isdigit():
         return True
-    if len(term) < 4:
+    if len(term) < 4 or _has_digit(term):
+        # An identifier one character off ("LM-7002" for "LM-6001") is another
+        # identifier, not a misspelling.
         return False
     budget = 1 if len(term) < 7 else 2
     return any(abs(len(v) - len(term)) <= budget and _within(term, v, budget) for v in vocabulary)
@@ -533,6 +713,16 @@ def _within(a: str, b: str, budget: int) -> bool:
             return False
         previous = current
     return previous[-1] <= budget
+
+
+def _says_same(a: str, b: str) -> bool:
+    """Two units that give the same value ("6379", "NW-1190") or mostly the same words."""
+    values_a = {w for w in words(a) if _has_digit(w)}
+    values_b = {w for w in words(b) if _has_digit(w)}
+    if values_a & values_b:
+        return True
+    ta, tb = content_terms(a), content_terms(b)
+    return bool(ta and tb) and len(ta & tb) / len(ta | tb) >= 0.5
 
 
 def _near_duplicate(a: str, b: str) -> bool:

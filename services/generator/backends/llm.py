@@ -34,7 +34,7 @@ import logging
 import math
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from services.generator.backends.base import (
@@ -119,7 +119,8 @@ class LLMGenerator:
             return
         scored = await asyncio.to_thread(self.extractive.score, request.question, request.passages)
         best = scored[0].support if scored else 0.0
-        if self.policy.evidence_gate and best < self.extractive.threshold(request):
+        # The same decision as the extractive answer's: small models do not abstain.
+        if self.policy.evidence_gate and self.extractive.refusal(request, scored) is not None:
             async for event in self.extractive.answer(request, scored):
                 yield event
             return
@@ -166,9 +167,13 @@ class _Run:
         )
         first_by = min(now + policy.first_token_timeout_s, hard)
         end_by = min(now + policy.total_timeout_s, hard)
-        prompt = self.gen.prompt.render(
-            self.request.question, list(self.passages.values()), policy.max_sentences
-        )
+        # The model reads each passage as its answer units (the same ones the
+        # extractive selection scores): a table row with its headers, a step with
+        # its lead-in. The checks still compare against the passages themselves.
+        shown = [
+            replace(p, text=self.gen.extractive.standalone_text(p)) for p in self.passages.values()
+        ]
+        prompt = self.gen.prompt.render(self.request.question, shown, policy.max_sentences)
         for number, count in prompt.redacted.items():
             self.notes.append(
                 Degradation(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragway.question import AnswerType, answer_type, holds, parts
+from ragway.question import AnswerType, answer_type, counted, holds, parts
 
 
 @pytest.mark.parametrize(
@@ -75,3 +75,28 @@ def test_one_question_word_asking_for_two_things_is_two_parts() -> None:
 def test_how_fast_asks_for_a_duration() -> None:
     assert answer_type("How fast must a P1 page be acknowledged?") is AnswerType.DURATION
     assert answer_type("What is the first response time for Sev2?") is AnswerType.DURATION
+
+
+def test_a_qualifier_before_the_question_word_belongs_to_both_parts() -> None:
+    both = parts("On Starter, what's the API limit per minute and the biggest file I can upload?")
+    assert [p.text for p in both] == [
+        "On Starter, what's the API limit per minute",
+        "On Starter, what's the biggest file I can upload",
+    ]
+    assert [p.answer_type for p in both] == [AnswerType.NUMBER, AnswerType.SIZE]
+
+
+def test_which_one_asks_for_the_same_thing_as_the_part_before() -> None:
+    both = parts(
+        "Which error code do I see for an unsupported browser in the web client, and which one "
+        "for an unsupported OS in the desktop app?"
+    )
+    assert both[1].text == "which error code for an unsupported OS in the desktop app"
+    assert both[1].answer_type is AnswerType.SETTING
+
+
+def test_how_many_names_the_thing_it_counts() -> None:
+    assert counted("How many recovery codes come with 2SV") == "codes"
+    assert counted("how many times are failed webhooks retried") == "times"
+    assert counted("How many co-hosts can I add to a meeting?") == "co-hosts"
+    assert counted("How long are deleted files kept?") is None

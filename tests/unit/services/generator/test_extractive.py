@@ -10,6 +10,7 @@ import pytest
 
 from ragway.embedding import OnnxMiniLMEmbedder
 from ragway.unit_vectors import embed_chunks
+from services.generator.answerability import AnswerabilityModel
 from services.generator.backends.base import (
     Delta,
     Final,
@@ -22,7 +23,8 @@ from services.generator.backends.base import (
 from services.generator.backends.extractive import ExtractiveConfig, ExtractiveGenerator
 from tests.unit.services.retriever.fakes import FakeEmbedder
 
-GEN = ExtractiveGenerator(OnnxMiniLMEmbedder())
+# As the generator serves by default: the floor and the packaged answerability model.
+GEN = ExtractiveGenerator(OnnxMiniLMEmbedder(), answerability=AnswerabilityModel.load())
 PASSAGES = [
     Passage(
         1,
@@ -268,3 +270,71 @@ def test_a_hyphenated_question_word_meets_a_column_written_apart() -> None:
     )
     best = GEN.score("What's the first-response target for a Sev1?", [table])[0]
     assert best.text == "Sev1 — First response: 15 minutes"
+
+
+WEBINARS = Passage(
+    1,
+    "pricing#add-ons",
+    "pricing",
+    "Plans and pricing",
+    "Add-ons",
+    "| Add-on | Price |\n|---|---|\n| Webinars 1,000 | $79 per host / month |\n"
+    "| Webinars 3,000 | $199 per host / month |\n| Large Meetings 500 | $45 per host / month |\n"
+    "\nBusiness customers can buy the API Plus add-on, which doubles the per-minute limit.\n",
+)
+ERRORS = Passage(
+    1,
+    "errors#codes",
+    "errors",
+    "Error codes",
+    "Error codes",
+    "| Code | Meaning |\n|---|---|\n| LM-4410 | The host's licence has expired. |\n"
+    "| LM-6001 | The app version is no longer supported. |\n",
+)
+
+
+def test_a_row_whose_key_differs_only_by_its_number_is_another_row() -> None:
+    # "Webinars 10,000" is neither "Webinars 1,000" nor "Webinars 3,000": the row
+    # named by the question gains, the rows it does not name lose.
+    def support(question: str) -> dict[str, float]:
+        return {s.text.split(" — ")[0]: s.support for s in GEN.score(question, [WEBINARS])}
+
+    named = support("How much does Webinars 3,000 cost per host?")
+    other = support("How much does Webinars 10,000 cost per host?")
+    assert named["Webinars 3,000"] > named["Webinars 1,000"] + 0.15
+    assert other["Webinars 3,000"] < named["Webinars 3,000"] - 0.15
+
+
+def test_an_identifier_one_digit_off_is_not_a_misspelling() -> None:
+    final = answer_of("What does error LM-7002 mean?", [ERRORS])
+    assert final.verdict is Verdict.REFUSED, final.answer
+    known = answer_of("What does error LM-6001 mean?", [ERRORS])
+    assert "no longer supported" in known.answer
+
+
+def test_a_how_many_question_is_answered_by_a_number_of_what_it_counts() -> None:
+    passage = Passage(
+        1,
+        "meetings#co-hosts",
+        "meetings",
+        "Meetings",
+        "Co-hosts",
+        "A host can add co-hosts during the first 10 minutes of a meeting. "
+        "A host can add up to 8 co-hosts to a meeting.",
+    )
+    final = answer_of("How many co-hosts can a host add to a meeting?", [passage])
+    assert final.answer.startswith("A host can add up to 8 co-hosts"), final.answer
+
+
+def test_the_llm_prompt_text_is_the_passage_as_standalone_units() -> None:
+    text = GEN.standalone_text(WEBINARS)
+    lines = text.splitlines()
+    assert "Webinars 3,000 — Price: $199 per host / month" in lines
+    assert "|" not in text and "---" not in text
+    steps = GEN.standalone_text(EXPORT).splitlines()
+    # A lead-in on its line, then its items: each item reads with the line above.
+    at = steps.index("To export your data:")
+    assert steps[at + 1 : at + 3] == [
+        "1. Open Admin console.",
+        "2. Choose Standard export or Full export.",
+    ]

@@ -32,7 +32,7 @@ INJECTED = Passage(
 
 def test_the_version_names_the_template_and_its_content_hash() -> None:
     digest = hashlib.sha256(DEFAULT_PROMPT.read_bytes()).hexdigest()[:8]
-    assert PROMPT.version == f"grounded-answer-v2+{digest}"
+    assert PROMPT.version == f"grounded-answer-v3+{digest}"
 
 
 def test_an_edited_template_has_another_version(tmp_path: Path) -> None:

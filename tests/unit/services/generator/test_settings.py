@@ -52,3 +52,19 @@ def test_the_api_key_file_wins_and_is_never_shown(
     monkeypatch.setenv("RAGWAY_LLM_API_KEY_FILE", str(tmp_path / "missing"))
     with pytest.raises(ValueError, match=r"RAGWAY_LLM_API_KEY_FILE .*missing: No such file"):
         GeneratorSettings().llm_key()
+
+
+def test_the_answerability_model_is_the_packaged_one_a_file_or_off(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from services.generator.answerability import DEFAULT_MODEL, AnswerabilityError
+    from services.generator.server import build_backend
+
+    assert GeneratorSettings().answerability_model == DEFAULT_MODEL
+    monkeypatch.setenv("RAGWAY_ANSWERABILITY_MODEL", "off")
+    assert build_backend(GeneratorSettings()).answerability is None  # type: ignore[attr-defined]
+    broken = tmp_path / "model.json"
+    broken.write_text("{}")
+    monkeypatch.setenv("RAGWAY_ANSWERABILITY_MODEL", str(broken))
+    with pytest.raises(AnswerabilityError, match=f"cannot read answerability model {broken}"):
+        build_backend(GeneratorSettings())

@@ -1,0 +1,127 @@
+"""Whether the evidence answers the question: a small calibrated model, not one number.
+
+The best unit's support alone mixes up two cases. A paraphrased question can
+meet its answer with modest support, and an on-topic question the pages never
+cover ("How much does the API Plus add-on cost?") can meet a loosely related
+unit with more. What tells them apart is how the evidence is shaped:
+
+- ``support``: the best unit's support (services/generator/backends/extractive.py);
+- ``margin``: how far that unit stands above the best unit of any *other*
+  passage. An answer stands out; loosely related units from several passages
+  sit close together;
+- ``missing``: the share of the question's terms (weighted by rarity among the
+  retrieved passages) that no passage contains, even misspelt.
+
+A logistic model over these gives the probability that the question is
+answerable. Its weights and decision threshold live in a versioned JSON file
+(``answerability.json`` beside this module). It is trained only on the tuning
+part of the help-centre QA set, with the threshold chosen by cross-validation so
+that false refusals stay at most 5 %; the held-out part never informs it
+(``ragway train answerability``, docs/generation.md).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MODEL = Path(__file__).resolve().parent / "answerability.json"
+FEATURES: tuple[str, ...] = ("support", "margin", "missing")
+
+
+class AnswerabilityError(ValueError):
+    """An answerability model file that cannot be used."""
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What the scored units say about the question as a whole."""
+
+    support: float
+    margin: float
+    missing: float
+    # The question's own words that no passage contains (for the refusal reason).
+    missing_words: tuple[str, ...] = ()
+
+    def vector(self, features: tuple[str, ...] = FEATURES) -> list[float]:
+        values = {"support": self.support, "margin": self.margin, "missing": self.missing}
+        return [values[name] for name in features]
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerabilityModel:
+    weights: tuple[float, ...]
+    bias: float
+    threshold: float  # answer when the probability reaches it
+    features: tuple[str, ...] = FEATURES
+    version: str = ""
+    # Provenance and the cross-validated numbers it was chosen with, as trained.
+    trained_on: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.weights) != len(self.features):
+            raise AnswerabilityError(
+                f"{len(self.weights)} weights for {len(self.features)} features"
+            )
+        unknown = [f for f in self.features if f not in FEATURES]
+        if unknown:
+            raise AnswerabilityError(f"unknown features {unknown}; known: {list(FEATURES)}")
+        if not 0.0 < self.threshold < 1.0:
+            raise AnswerabilityError(f"threshold must be in (0, 1), got {self.threshold}")
+
+    @classmethod
+    def load(cls, path: Path = DEFAULT_MODEL) -> AnswerabilityModel:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return cls(
+                weights=tuple(float(w) for w in data["weights"]),
+                bias=float(data["bias"]),
+                threshold=float(data["threshold"]),
+                features=tuple(str(f) for f in data["features"]),
+                version=str(data["version"]),
+                trained_on=data.get("trained_on"),
+            )
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise AnswerabilityError(f"cannot read answerability model {path}: {exc}") from exc
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "version": self.version,
+                "features": list(self.features),
+                "weights": [round(w, 6) for w in self.weights],
+                "bias": round(self.bias, 6),
+                "threshold": round(self.threshold, 6),
+                "trained_on": self.trained_on or {},
+            },
+            indent=2,
+        )
+
+    def probability(self, evidence: Evidence) -> float:
+        z = self.bias + sum(
+            w * x for w, x in zip(self.weights, evidence.vector(self.features), strict=True)
+        )
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+    def answerable(self, evidence: Evidence) -> bool:
+        return self.probability(evidence) >= self.threshold
+
+    def reason(self, evidence: Evidence) -> str:
+        """One sentence a person can read: why the evidence does not answer."""
+        named = [w for w in evidence.missing_words if len(w) > 3 and not w.isdigit()]
+        if named and evidence.missing >= 0.3:
+            asked = ", ".join(f"“{w}”" for w in named[:3])
+            return f"No passage in the knowledge base mentions {asked}, so it cannot answer this."
+        if evidence.margin < 0.1:
+            return (
+                "Several passages touch on this question, but none of them answers it "
+                f"(best support {evidence.support:.3f}, only {evidence.margin:.3f} above "
+                "the next passage)."
+            )
+        return (
+            "The closest passage does not answer this question clearly enough "
+            f"(best support {evidence.support:.3f})."
+        )
