@@ -78,8 +78,13 @@ test-unit: $(STAMP) ## Run the fast unit tests only
 	$(BIN)/python -m pytest -m "unit"
 
 .PHONY: bench
-bench: $(STAMP) ## End-to-end latency report on a private stack (var/bench/report.md)
+bench: $(STAMP) ## End-to-end latency report on a private stack (var/bench/report.md), then bench-tracing
 	$(BIN)/ragway bench
+	$(BIN)/ragway bench-tracing $(TRACING_ARGS)
+
+.PHONY: bench-tracing
+bench-tracing: $(STAMP) ## Tracing on vs off, same closed-loop /v1/ask load, same run (~3 min): var/bench/tracing.md
+	$(BIN)/ragway bench-tracing $(TRACING_ARGS)
 
 .PHONY: loadtest
 loadtest: $(STAMP) ## Load with injected faults (~2 min) and the invariant checks: var/loadtest/short.md
