@@ -78,8 +78,13 @@ test-unit: $(STAMP) ## Run the fast unit tests only
 	$(BIN)/python -m pytest -m "unit"
 
 .PHONY: bench
-bench: $(STAMP) ## End-to-end latency report on a private stack (var/bench/report.md)
+bench: $(STAMP) ## End-to-end latency report on a private stack (var/bench/report.md), then bench-tracing
 	$(BIN)/ragway bench
+	$(BIN)/ragway bench-tracing $(TRACING_ARGS)
+
+.PHONY: bench-tracing
+bench-tracing: $(STAMP) ## Tracing on vs off, same closed-loop /v1/ask load, same run (~3 min): var/bench/tracing.md
+	$(BIN)/ragway bench-tracing $(TRACING_ARGS)
 
 .PHONY: loadtest
 loadtest: $(STAMP) ## Load with injected faults (~2 min) and the invariant checks: var/loadtest/short.md
@@ -152,7 +157,7 @@ test-backends: $(STAMP) $(OPENSEARCH_MAIN) ## The backend suite (OpenSearch node
 KUSTOMIZE ?= $(shell command -v kustomize || echo $(HOME)/go/bin/kustomize)
 
 .PHONY: deploy-check
-deploy-check: $(STAMP) ## Validate docker-compose.yml (docker compose config) and the k8s overlays (schemas)
+deploy-check: $(STAMP) ## Validate docker-compose.yml (docker compose config) and the k8s overlays (schemas, the dev overlay's Secrets)
 	@test -x $(KUSTOMIZE) || { echo "installing kustomize v5.7.1 from the Go module proxy"; \
 	  go install sigs.k8s.io/kustomize/kustomize/v5@v5.7.1; }
 	@docker compose version >/dev/null 2>&1 || { echo "building the docker compose v2.35.1 plugin from the Go module proxy"; \
@@ -160,7 +165,13 @@ deploy-check: $(STAMP) ## Validate docker-compose.yml (docker compose config) an
 	  cp -r "$$(go env GOMODCACHE)/github.com/docker/compose/v2@v2.35.1" /tmp/ragway-compose && \
 	  chmod -R u+w /tmp/ragway-compose && mkdir -p $(HOME)/.docker/cli-plugins && \
 	  (cd /tmp/ragway-compose && go build -o $(HOME)/.docker/cli-plugins/docker-compose ./cmd); }
+	@# The dev overlay generates its Secrets from these dev-only files (git-ignored).
+	$(BIN)/python scripts/dev_secrets.py
 	$(BIN)/python scripts/validate_deploy.py --kustomize $(KUSTOMIZE)
+
+.PHONY: dev-secrets
+dev-secrets: $(STAMP) ## Random dev-only secrets for deploy/k8s/overlays/dev (git-ignored; kept when present)
+	$(BIN)/python scripts/dev_secrets.py
 
 .PHONY: bench-ingest
 bench-ingest: $(STAMP) ## Ingestion throughput on SciFact against the embedder's raw throughput (var/bench/ingest.md)

@@ -332,6 +332,33 @@ def bench(
     console.print(f"report: {output}")
 
 
+@app.command("bench-tracing")
+def bench_tracing(
+    qa: Annotated[Path, typer.Option(help="QA file (YAML items with 'question')")] = Path(
+        "tests/fixtures/demo-qa.yaml"
+    ),
+    output: Annotated[Path, typer.Option(help="Report path (a .json sits beside it)")] = Path(
+        "var/bench/tracing.md"
+    ),
+    concurrency: Annotated[int, typer.Option(min=1, help="Closed-loop clients")] = 4,
+    duration_s: Annotated[
+        float, typer.Option("--duration-s", min=1, help="Measured seconds per mode")
+    ] = 30.0,
+) -> None:
+    """Measure tracing on against tracing off: the same /v1/ask load, p50/p95 and runs/s."""
+    from ragway_tools import bench_tracing as mod
+    from ragway_tools.launcher import LaunchError
+
+    try:
+        with console.status("Tracing off, then on, each on a private stack…"):
+            mod.run(qa, output, concurrency=concurrency, duration_s=duration_s)
+    except LaunchError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    console.print(output.read_text())
+    console.print(f"report: {output}")
+
+
 @app.command()
 def openapi(
     output: Annotated[Path | None, typer.Option(help="Write here instead of stdout")] = None,

@@ -9,6 +9,10 @@
   build`` and every object is validated, strictly (unknown fields are errors),
   against the Kubernetes OpenAPI schemas bundled in the kubernetes-validate
   package: nothing is downloaded at run time.
+* An overlay that brings its own Secrets (``overlays/dev``) renders every Secret,
+  and every key, that a container's env, envFrom or a volume takes without
+  ``optional: true``: applied alone it starts. Its dev-only secret files come from
+  scripts/dev_secrets.py (``make deploy-check`` writes them when missing).
 
 Usage: python scripts/validate_deploy.py [--kustomize PATH] [--k8s-version 1.33.0]
 Exit status 0 when everything validates; the failures are listed otherwise.
@@ -41,6 +45,51 @@ def render(kustomize: str, folder: Path) -> list[dict[str, Any]]:
     return [doc for doc in yaml.safe_load_all(out) if doc]
 
 
+# Overlays applied on their own to a cluster where the operator created nothing.
+SELF_CONTAINED = {"overlays/dev"}
+
+
+def secret_refs(objects: list[dict[str, Any]]) -> list[tuple[str, str, str | None]]:
+    """(workload, Secret name, key or None for the whole Secret) of every required reference."""
+    refs: list[tuple[str, str, str | None]] = []
+    for obj in objects:
+        pod = obj.get("spec", {}).get("template", {}).get("spec")
+        if not isinstance(pod, dict):
+            continue
+        where = f"{obj.get('kind')}/{obj.get('metadata', {}).get('name')}"
+        for c in [*pod.get("containers", []), *pod.get("initContainers", [])]:
+            for env in c.get("env", []):
+                ref = env.get("valueFrom", {}).get("secretKeyRef")
+                if ref and not ref.get("optional"):
+                    refs.append((where, ref["name"], ref["key"]))
+            for source in c.get("envFrom", []):
+                ref = source.get("secretRef")
+                if ref and not ref.get("optional"):
+                    refs.append((where, ref["name"], None))
+        for volume in pod.get("volumes", []):
+            ref = volume.get("secret")
+            if ref and not ref.get("optional"):
+                keys = [item["key"] for item in ref.get("items", [])] or [None]
+                refs.extend((where, ref["secretName"], key) for key in keys)
+    return refs
+
+
+def missing_secrets(objects: list[dict[str, Any]]) -> list[str]:
+    """The required Secret references the rendered objects do not satisfy."""
+    secrets = {
+        obj["metadata"]["name"]: {*obj.get("data", {}), *obj.get("stringData", {})}
+        for obj in objects
+        if obj.get("kind") == "Secret"
+    }
+    problems = []
+    for where, name, key in secret_refs(objects):
+        if name not in secrets:
+            problems.append(f"{where}: references Secret {name}, which the overlay lacks")
+        elif key is not None and key not in secrets[name]:
+            problems.append(f"{where}: references key {key} of Secret {name}, which it lacks")
+    return problems
+
+
 def validate_k8s(kustomize: str, version: str) -> list[str]:
     problems: list[str] = []
     folders = [K8S / "base", *sorted(p for p in (K8S / "overlays").iterdir() if p.is_dir())]
@@ -63,6 +112,12 @@ def validate_k8s(kustomize: str, version: str) -> list[str]:
             except kubernetes_validate.SchemaNotFoundError as e:
                 problems.append(f"{label}: no schema ({e})")
         sys.stdout.write(f"{name}: {len(objects)} objects checked against Kubernetes {version}\n")
+        if str(name) in SELF_CONTAINED:
+            missing = missing_secrets(objects)
+            problems += [f"{name}: {m}" for m in missing]
+            if not missing:
+                refs = len(secret_refs(objects))
+                sys.stdout.write(f"{name}: all {refs} required Secret references are rendered\n")
     return problems
 
 

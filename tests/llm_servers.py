@@ -127,6 +127,9 @@ class Script:
     pieces: tuple[str, ...]
     finish_reason: str = "stop"
     stall_after: bool = False  # then send nothing more, as a model that hangs mid-reply
+    # (prompt_tokens, completion_tokens): sent after the finish as OpenAI does with
+    # stream_options.include_usage, in a chunk of its own with no choices.
+    usage: tuple[int, int] | None = None
 
 
 Behaviour = Proxy | Status | Stall | Script
@@ -199,6 +202,10 @@ class Endpoint:
                 await asyncio.sleep(3600)
             end = {"index": 0, "delta": {}, "finish_reason": script.finish_reason}
             yield _sse({"choices": [end]})
+            if script.usage is not None:
+                prompt, completion = script.usage
+                counts = {"prompt_tokens": prompt, "completion_tokens": completion}
+                yield _sse({"choices": [], "usage": counts | {"total_tokens": prompt + completion}})
             yield b"data: [DONE]\n\n"
             seen.finished = True
         finally:

@@ -6,8 +6,11 @@
                                        refusal reason, prompt version, degradations
 
 The extractive backend is not a model call: its operation is ``ragway.extract``.
-The LLM backends report no token counts, so ``gen_ai.usage.*`` is not set; the
-question, the passages and the answer are never attributes.
+``gen_ai.usage.input_tokens``/``output_tokens`` are the provider's counts for an
+LLM endpoint that reports them, the extractive backend's word counts
+(``backends/extractive.py``, ``counted``), and absent when unknown; the same counts
+feed the ``ragway_generator_usage_tokens`` histogram. The question, the passages
+and the answer are never attributes.
 
 The span is not made current: it would have to be attached and detached across
 the stream's yields, which a caller that goes away interrupts in another context.
@@ -20,6 +23,7 @@ import time
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
+from services.generator import metrics
 from services.generator.backends.base import Final
 
 tracer = trace.get_tracer("ragway.generator")
@@ -32,6 +36,8 @@ class Inference:
     """One Generate call's span: started with the request, ended with the stream."""
 
     def __init__(self, backend_setting: str, model: str, max_output_tokens: int) -> None:
+        self._provider = PROVIDERS.get(backend_setting, backend_setting)
+        self._model = model
         operation = "ragway.extract" if backend_setting == "extractive" else "chat"
         # In-process models are INTERNAL; an endpoint over HTTP is a CLIENT call.
         kind = SpanKind.CLIENT if backend_setting == "openai" else SpanKind.INTERNAL
@@ -42,7 +48,7 @@ class Inference:
             kind=kind,
             attributes={
                 "gen_ai.operation.name": operation,
-                "gen_ai.provider.name": PROVIDERS.get(backend_setting, backend_setting),
+                "gen_ai.provider.name": self._provider,
                 "gen_ai.request.model": model,
                 "gen_ai.request.max_tokens": max_output_tokens,
             },
@@ -70,6 +76,14 @@ class Inference:
         span.set_attribute("ragway.citations", len(final.cited_passages))
         if final.degraded:
             span.set_attribute("ragway.degradations", [d.code for d in final.degraded])
+        if final.usage is not None:
+            span.set_attribute("gen_ai.usage.input_tokens", final.usage.input_tokens)
+            span.set_attribute("gen_ai.usage.output_tokens", final.usage.output_tokens)
+            for token_type, count in (
+                ("input", final.usage.input_tokens),
+                ("output", final.usage.output_tokens),
+            ):
+                metrics.TOKEN_USAGE.labels(token_type, self._provider, self._model).observe(count)
 
     def end(self, error: BaseException | None = None) -> None:
         if error is not None:

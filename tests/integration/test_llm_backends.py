@@ -27,6 +27,7 @@ from services.generator.backends.base import (
     Passage,
     RefusalReason,
     Reset,
+    Usage,
     Verdict,
 )
 from services.generator.backends.chat import ChatChunk
@@ -439,6 +440,26 @@ async def test_a_clean_answer_streams_sentence_by_sentence(
     assert not any(isinstance(e, Reset) for e in events)
 
 
+async def test_the_providers_token_usage_reaches_the_final_and_is_asked_for(
+    llm_endpoint: Endpoint, extractive: ExtractiveGenerator
+) -> None:
+    llm_endpoint.then(Script((GOOD,), usage=(412, 17)))
+    model = openai_model(llm_endpoint.base_url)
+    events = await collect(generator(model, extractive), GenerationRequest(QUESTION, PASSAGES))
+    await model.aclose()
+    _, final = answer_of(events)
+    assert final.model == "smollm2-135m"
+    assert final.usage == Usage(input_tokens=412, output_tokens=17)
+    assert llm_endpoint.requests[0].body["stream_options"] == {"include_usage": True}
+    # An endpoint that reports none (llama.cpp's server): the usage is unknown, not zero.
+    llm_endpoint.then(Script((GOOD,)))
+    model = openai_model(llm_endpoint.base_url)
+    events = await collect(generator(model, extractive), GenerationRequest(QUESTION, PASSAGES))
+    await model.aclose()
+    _, final = answer_of(events)
+    assert final.model == "smollm2-135m" and final.usage is None
+
+
 async def test_an_invented_number_replaces_the_answer_with_the_extractive_one(
     llm_endpoint: Endpoint, extractive: ExtractiveGenerator
 ) -> None:
@@ -576,6 +597,7 @@ async def test_weak_evidence_is_refused_without_asking_the_model(
     assert isinstance(final, Final)
     assert final.refusal_reason is RefusalReason.WEAK_EVIDENCE
     assert llm_endpoint.requests == []
+    assert final.usage is None, "no model call, so no provider tokens (not the word count)"
 
 
 async def test_an_answer_cut_by_the_total_budget_keeps_its_checked_sentences(

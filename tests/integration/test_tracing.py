@@ -18,27 +18,43 @@ import pytest
 from ragway.kb import Defaults, discover, parse_document
 from ragway_tools.launcher import Stack, StackConfig
 from ragway_tools.loading import load_documents
+from ragway_tools.otlp_receiver import OtlpReceiver, ReceivedSpan
 from tests.conftest import FIXTURES, ROOT
 from tests.integration.conftest import auth
 from tests.integration.sse import read_events, start_run
+from tests.integration.test_metrics import scrape, service_url, value
 
 PARTS = ("gateway", "retriever", "generator")
 
 
 @pytest.fixture
 def traced(tmp_path: Path) -> Iterator[Stack]:
+    # A short batch delay: the spans reach the log before the test reads it.
+    yield from demo_stack(
+        tmp_path, {"OTEL_TRACES_EXPORTER": "console", "OTEL_BSP_SCHEDULE_DELAY": "100"}
+    )
+
+
+@pytest.fixture
+def otlp(tmp_path: Path) -> Iterator[tuple[Stack, OtlpReceiver]]:
+    """The stack exporting over OTLP/HTTP (the default exporter) to a receiver on loopback."""
+    with OtlpReceiver() as receiver:
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "100"}
+        # With the streaming page, which answers the question below (not a refusal).
+        for stack in demo_stack(tmp_path, env, ROOT / "docs/streaming.md"):
+            yield stack, receiver
+
+
+def demo_stack(tmp_path: Path, env: dict[str, str], *more: Path) -> Iterator[Stack]:
     config = StackConfig.on_free_ports(
-        tmp_path,
-        api_keys_file=FIXTURES / "api-keys.yaml",
-        # A short batch delay: the spans reach the log before the test reads it.
-        extra_env={"OTEL_TRACES_EXPORTER": "console", "OTEL_BSP_SCHEDULE_DELAY": "100"},
+        tmp_path, api_keys_file=FIXTURES / "api-keys.yaml", extra_env=env
     )
     s = Stack(config)
     try:
         s.start_backends()
         docs = [
             parse_document(path, root, Defaults(tenant="demo", groups=("public",)))
-            for path, root in discover([ROOT / "kb/demo"])
+            for path, root in discover([ROOT / "kb/demo", *more])
         ]
         load_documents(config.retriever_addr, docs, token=config.service_token)
         s.start_gateway()
@@ -135,3 +151,52 @@ def test_an_ask_is_one_trace_down_to_the_retrieval_stages_and_the_inference_span
     assert inference["attributes"]["gen_ai.provider.name"] == "ragway"
     assert inference["attributes"]["ragway.grounding.verdict"] in {"grounded", "refused"}
     assert inference["resource"]["attributes"]["service.name"] == "ragway-generator"
+
+
+def test_over_otlp_the_inference_span_counts_the_tokens_and_the_histogram_moves(
+    otlp: tuple[Stack, OtlpReceiver],
+) -> None:
+    stack, receiver = otlp
+    metrics_url = service_url(stack, "generator")
+    before = scrape(metrics_url)
+    with httpx.Client(base_url=stack.config.gateway_url, timeout=30) as api:
+        body = {"question": "How do I resume a stream after a disconnect?"}
+        answered = api.post("/v1/ask", json=body, headers=auth("demo"))
+        assert answered.status_code == 200, answered.text
+        run_id = answered.json()["run_id"]
+        assert not answered.json()["refused"], answered.json()
+
+    def inference() -> ReceivedSpan | None:
+        for span in receiver.spans():
+            if (
+                span.service == "ragway-generator"
+                and span.attributes.get("gen_ai.operation.name") == "ragway.extract"
+                and span.attributes.get("ragway.run_id") == run_id
+            ):
+                return span
+        return None
+
+    deadline = time.monotonic() + 15
+    while (span := inference()) is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert span is not None, "the generator exported its inference span over OTLP"
+    attributes = span.attributes
+    read, wrote = attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"]
+    # Words: the passages given outweigh the answer, which quotes some of them.
+    assert isinstance(read, int) and isinstance(wrote, int) and read > wrote > 0
+    # The span is in the trace of the request that asked.
+    asks = [
+        s for s in receiver.spans() if s.name == "POST /v1/ask" and s.service == "ragway-gateway"
+    ]
+    assert span.trace_id in {s.trace_id for s in asks}
+    after = scrape(metrics_url)
+    labels = {"provider": "ragway", "model": str(attributes["gen_ai.request.model"])}
+    for token_type, count in (("input", read), ("output", wrote)):
+        name = "ragway_generator_usage_tokens"
+        moved = value(after, f"{name}_count", token_type=token_type, **labels) - value(
+            before, f"{name}_count", token_type=token_type, **labels
+        )
+        added = value(after, f"{name}_sum", token_type=token_type, **labels) - value(
+            before, f"{name}_sum", token_type=token_type, **labels
+        )
+        assert (moved, added) == (1, count), token_type

@@ -56,6 +56,18 @@ class GenerationRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens one answer took, for the inference span and the token-usage histogram.
+
+    From the provider when an LLM endpoint reports them; the extractive backend
+    counts words (``ragway.text.words``) instead, as it has no tokenizer of a model.
+    """
+
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
 class Delta:
     text: str
     index: int
@@ -81,6 +93,8 @@ class Final:
     degraded: list[Degradation] = field(default_factory=list)
     # What the model said ended its reply ("stop", "length"); None: no model wrote it.
     finish_reason: str | None = None
+    # None: not known (an LLM endpoint that reported no usage, or no model was called).
+    usage: Usage | None = None
 
 
 GenerationEvent = Delta | Reset | Final

@@ -11,6 +11,8 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from services.generator.backends.base import Usage
+
 Messages = list[dict[str, str]]
 
 
@@ -18,6 +20,9 @@ Messages = list[dict[str, str]]
 class ChatChunk:
     text: str
     finish_reason: str | None = None  # "stop", "length", … on the last chunk
+    # The provider's token counts, on a chunk of their own after the last text
+    # (OpenAI's ``stream_options.include_usage``); a chunk with usage has no text.
+    usage: Usage | None = None
 
 
 class LLMError(Exception):
@@ -40,7 +45,8 @@ class ChatModel(Protocol):
         retry_until: float,
         on_retry: Callable[[str], None],
     ) -> AsyncGenerator[ChatChunk, None]:
-        """Text pieces of the reply (never empty ones), ending after a ``finish_reason``.
+        """Text pieces of the reply (never empty ones), ending after a ``finish_reason``
+        and, when the model reports it, a chunk carrying only ``usage``.
 
         ``retry_until`` (``time.monotonic()``) bounds retries: no backoff sleep
         may end after it. ``on_retry`` hears a sentence about each retry.

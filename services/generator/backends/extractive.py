@@ -51,6 +51,7 @@ from services.generator.backends.base import (
     GenerationRequest,
     Passage,
     RefusalReason,
+    Usage,
     Verdict,
 )
 
@@ -496,6 +497,10 @@ class ExtractiveGenerator:
         return chosen
 
     async def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
+        async for event in self._generate(request):
+            yield with_word_usage(event, request)
+
+    async def _generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
         if not request.passages:
             yield _refusal(
                 RefusalReason.NO_EVIDENCE, "No passage in the knowledge base matched the question."
@@ -503,13 +508,19 @@ class ExtractiveGenerator:
             return
         # Embedding is CPU work: keep it off the event loop.
         scored = await asyncio.to_thread(self.score, request.question, request.passages)
-        async for event in self.answer(request, scored):
+        async for event in self._answer(request, scored):
             yield event
 
     async def answer(
         self, request: GenerationRequest, scored: list[ScoredUnit]
     ) -> AsyncIterator[GenerationEvent]:
         """The answer from units already scored (LLM backends fall back to this)."""
+        async for event in self._answer(request, scored):
+            yield with_word_usage(event, request)
+
+    async def _answer(
+        self, request: GenerationRequest, scored: list[ScoredUnit]
+    ) -> AsyncIterator[GenerationEvent]:
         refused = self.refusal(request, scored)
         if refused is not None:
             yield refused
@@ -536,6 +547,22 @@ class ExtractiveGenerator:
             cited_passages=cited,
             evidence_score=best,
         )
+
+
+def with_word_usage(event: GenerationEvent, request: GenerationRequest) -> GenerationEvent:
+    """A final with its usage in words: no model tokenizer reads the passages here.
+
+    Input: the words (``ragway.text.words``) of the question and of each passage's
+    title, section and text, all of which the backend reads; output: the words of
+    the answer (a refusal has none). Citation markers ``[n]`` count as a word each.
+    """
+    if not isinstance(event, Final):
+        return event
+    given = [request.question]
+    for p in request.passages:
+        given += (p.title, p.section, p.text)
+    read = sum(len(words(text)) for text in given)
+    return replace(event, usage=Usage(input_tokens=read, output_tokens=len(words(event.answer))))
 
 
 def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:

@@ -46,6 +46,7 @@ from services.generator.backends.base import (
     Passage,
     RefusalReason,
     Reset,
+    Usage,
     Verdict,
 )
 from services.generator.backends.chat import ChatChunk, ChatModel, LLMError
@@ -115,14 +116,14 @@ class LLMGenerator:
     async def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
         if not request.passages:
             async for event in self.extractive.answer(request, []):
-                yield event
+                yield _no_model_usage(event)
             return
         scored = await asyncio.to_thread(self.extractive.score, request.question, request.passages)
         best = scored[0].support if scored else 0.0
         # The same decision as the extractive answer's: small models do not abstain.
         if self.policy.evidence_gate and self.extractive.refusal(request, scored) is not None:
             async for event in self.extractive.answer(request, scored):
-                yield event
+                yield _no_model_usage(event)
             return
         run = _Run(self, request, scored, best)
         async for event in run.events():
@@ -156,6 +157,8 @@ class _Run:
         self.sentences: list[str] = []
         self.cited: list[int] = []
         self.abstained = False
+        # The provider's token counts, when its stream reported them.
+        self.usage: Usage | None = None
 
     async def events(self) -> AsyncIterator[GenerationEvent]:
         policy = self.gen.policy
@@ -253,6 +256,7 @@ class _Run:
             evidence_score=self.best,
             degraded=_merged(self.notes),
             finish_reason=finish,
+            usage=self.usage,
         )
 
     async def _next(
@@ -264,7 +268,12 @@ class _Run:
                 raise TimeoutError
             # In this task, not a new one: the HTTP stream stays in the task that opened it.
             async with asyncio.timeout(remaining):
-                return await anext(stream)
+                while True:
+                    chunk = await anext(stream)
+                    if chunk.usage is not None:
+                        self.usage = chunk.usage
+                    if chunk.text or chunk.finish_reason:
+                        return chunk
         except StopAsyncIteration:
             if first:
                 raise _Fallback("llm_empty", "the model returned no text") from None
@@ -364,6 +373,8 @@ class _Run:
                     refusal_detail=event.refusal_detail,
                     evidence_score=event.evidence_score,
                     degraded=[*notes, *event.degraded],
+                    # The model's tokens (if it reported them), not the extractive word count.
+                    usage=self.usage,
                 )
             yield event
 
@@ -377,6 +388,7 @@ class _Run:
             refusal_detail="The model found no answer to the question in the passages.",
             evidence_score=self.best,
             degraded=_merged(self.notes),
+            usage=self.usage,
         )
 
 
@@ -387,6 +399,11 @@ class _TotalTimeout(Exception):
 async def _close(stream: AsyncGenerator[ChatChunk, None]) -> None:
     with contextlib.suppress(Exception):  # closing must not mask why we close
         await stream.aclose()
+
+
+def _no_model_usage(event: GenerationEvent) -> GenerationEvent:
+    """An answer written without calling the model: no provider tokens to report."""
+    return replace(event, usage=None) if isinstance(event, Final) else event
 
 
 def _merged(notes: list[Degradation]) -> list[Degradation]:

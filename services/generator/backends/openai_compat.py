@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 
+from services.generator.backends.base import Usage
 from services.generator.backends.chat import ChatChunk, LLMError, Messages
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,10 @@ class OpenAIChatModel:
             "stream": True,
             "max_tokens": max_tokens,
             "temperature": c.temperature,
+            # Ask for the token counts in a last chunk (OpenAI, vLLM, Ollama honour it;
+            # llama.cpp's server ignores it): the inference span and the token-usage
+            # histogram report them. extra_body may override it.
+            "stream_options": {"include_usage": True},
         }
         if c.seed is not None:
             body["seed"] = c.seed
@@ -192,6 +197,21 @@ async def _chunks(response: httpx.Response) -> AsyncGenerator[ChatChunk, None]:
         finish = choice.get("finish_reason")
         if text or finish:
             yield ChatChunk(text=text, finish_reason=finish)
+        usage = _usage(event.get("usage"))
+        if usage is not None:
+            yield ChatChunk(text="", usage=usage)
+
+
+def _usage(value: object) -> Usage | None:
+    """The provider's ``usage`` object as token counts; None when absent or malformed."""
+    if not isinstance(value, dict):
+        return None
+    prompt, completion = value.get("prompt_tokens"), value.get("completion_tokens")
+    if not isinstance(prompt, int) or not isinstance(completion, int):
+        return None
+    if isinstance(prompt, bool) or isinstance(completion, bool) or min(prompt, completion) < 0:
+        return None
+    return Usage(input_tokens=prompt, output_tokens=completion)
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -39,7 +39,8 @@ def test_every_metric_is_prefixed_snake_case_with_a_unit_or_total_suffix() -> No
     for name, (kind, labels) in found.items():
         assert name.startswith("ragway_") and _SNAKE.match(name), name
         if kind == "histogram":
-            assert name.endswith("_seconds"), f"{name}: a histogram of durations is in seconds"
+            # Durations in seconds; the generator's token usage in tokens.
+            assert name.endswith(("_seconds", "_tokens")), f"{name}: a histogram needs its unit"
         if kind == "counter":
             # prometheus_client strips _total from the family; the sample carries it.
             assert not name.endswith("_total"), name
@@ -63,6 +64,7 @@ def test_the_documented_metrics_exist_with_their_labels() -> None:
         "ragway_retriever_degradations": "counter",
         "ragway_generator_answers": "counter",
         "ragway_generator_refusals": "counter",
+        "ragway_generator_usage_tokens": "histogram",
         "ragway_http_request_duration_seconds": "histogram",
         "ragway_breaker_state": "gauge",
     }
@@ -75,6 +77,7 @@ def test_the_documented_metrics_exist_with_their_labels() -> None:
         gateway_metrics.DEGRADATIONS: ("stage", "reason"),
         services.retriever.metrics.SEARCH_DURATION: ("mode",),
         services.generator.metrics.REFUSALS: ("reason",),
+        services.generator.metrics.TOKEN_USAGE: ("token_type", "provider", "model"),
     }
     for metric, labels in declared.items():
         assert metric._labelnames == labels

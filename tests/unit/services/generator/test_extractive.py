@@ -9,6 +9,7 @@ import numpy.typing as npt
 import pytest
 
 from ragway.embedding import OnnxMiniLMEmbedder
+from ragway.text import words
 from ragway.unit_vectors import embed_chunks
 from services.generator.answerability import AnswerabilityModel
 from services.generator.backends.base import (
@@ -18,6 +19,7 @@ from services.generator.backends.base import (
     GenerationRequest,
     Passage,
     RefusalReason,
+    Usage,
     Verdict,
 )
 from services.generator.backends.extractive import ExtractiveConfig, ExtractiveGenerator
@@ -338,3 +340,19 @@ def test_the_llm_prompt_text_is_the_passage_as_standalone_units() -> None:
         "1. Open Admin console.",
         "2. Choose Standard export or Full export.",
     ]
+
+
+def test_usage_is_the_words_read_and_written() -> None:
+    question = "How often does the gateway send a heartbeat?"
+    final = run(question)[-1]
+    assert isinstance(final, Final) and final.usage is not None
+    # The question's words and each passage's title, section and text, word by word (8 + 52).
+    read = len(words(question)) + sum(
+        len(words(f"{p.title} {p.section} {p.text}")) for p in PASSAGES
+    )
+    assert read == 60
+    assert final.usage == Usage(input_tokens=read, output_tokens=len(words(final.answer)))
+    assert final.usage.output_tokens > 0
+    refused = run("What is the capital of France?")[-1]
+    assert isinstance(refused, Final) and refused.usage is not None
+    assert refused.usage.output_tokens == 0 and refused.usage.input_tokens > 0
