@@ -292,7 +292,7 @@ def canary_promote(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY) -> None:
     console.print(f"baseline is now version {baseline['version']} ({baseline['note']})")
 
 
-def _report_table(report: dict[str, Any]) -> Table:
+def report_table(report: dict[str, Any]) -> Table:
     b, c = report["baseline"], report["candidate"]
     table = Table(
         "metric", "baseline", c["path"], "interval", "gate", "verdict",
@@ -322,7 +322,7 @@ def _report_table(report: dict[str, Any]) -> Table:
     return table
 
 
-def _flagged(report: dict[str, Any]) -> list[str]:
+def flagged_lines(report: dict[str, Any]) -> list[str]:
     shadow = report.get("shadow") or {}
     return [
         f"changed answer: {f['served']} -> shadow {f['shadow']}: {f['reason']}"
@@ -368,14 +368,14 @@ def canary_status(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY, as_json: AsJso
         line += f"; ended ({'rolled back: ' if s['rolled_back'] else ''}{s['stopped_reason']})"
     console.print(line, soft_wrap=True)
     if s.get("steps"):
-        console.print(_steps_table(s))
+        console.print(steps_table(s))
     if status["report"]:
-        console.print(_report_table(status["report"]))
-        for line in _flagged(status["report"]):
+        console.print(report_table(status["report"]))
+        for line in flagged_lines(status["report"]):
             console.print(line, soft_wrap=True)
 
 
-def _steps_table(state: dict[str, Any]) -> Table:
+def steps_table(state: dict[str, Any]) -> Table:
     table = Table(
         "step", "percent", "started", "ended", "verdict", "baseline runs", "candidate runs",
         title=f"steps {_steps(state['steps'])} %",
@@ -408,8 +408,8 @@ def canary_report(
     if as_json:
         _print_json(report)
     else:
-        console.print(_report_table(report))
-        for line in _flagged(report):
+        console.print(report_table(report))
+        for line in flagged_lines(report):
             console.print(line, soft_wrap=True)
     if report["verdict"] == "breach":
         raise typer.Exit(1)

@@ -52,7 +52,8 @@ log = logging.getLogger(__name__)
 
 # Runs per side that a report reads, the first ones of the experiment: bounds the work
 # of each evaluation. By then a sequential gate has long decided unless the candidate
-# sits right at its limit; it stays inconclusive then (never a pass).
+# sits right at its limit; it stays inconclusive then (never a pass). Both sides are
+# cut to the same span of time (same_span).
 REPORT_WINDOW = 500
 
 DescribeBuild = Callable[[str], Awaitable[str]]  # build id or alias → build id
@@ -290,6 +291,7 @@ class PathControl:
         candidate = await self._store.runs(
             state.experiment, state.candidate, since_ms, REPORT_WINDOW
         )
+        baseline, candidate = same_span(baseline, candidate, REPORT_WINDOW)
         mode = state.mode.value
         if state.mode is CanaryMode.OFF:
             # An ended experiment: judged as what it was, shadow when it has shadow runs.
@@ -418,6 +420,26 @@ class PathControl:
                 "shadow run failed",
                 extra={"task": task.get_name(), "error": repr(task.exception())},
             )
+
+
+def same_span(
+    baseline: list[RunRecord], candidate: list[RunRecord], window: int
+) -> tuple[list[RunRecord], list[RunRecord]]:
+    """Both sides over the same span of time: up to when the first side filled its window.
+
+    At 10 % the baseline reaches its window ten times sooner than the candidate; read
+    alone, each side's first runs would cover different hours, and a load that grows
+    over the experiment would show as a slower candidate. So once a side is full, the
+    other keeps only the runs that finished by the full side's last one.
+    """
+    full = [side[-1].updated_at_ms for side in (baseline, candidate) if len(side) >= window]
+    if not full:
+        return baseline, candidate
+    cutoff = min(full)
+    return (
+        [r for r in baseline if r.updated_at_ms <= cutoff],
+        [r for r in candidate if r.updated_at_ms <= cutoff],
+    )
 
 
 def _observe(state: CanaryState) -> None:

@@ -6,11 +6,13 @@ import pytest
 
 from ragway.metrics import REGISTRY
 from services.gateway.metrics import observe_canary
+from services.gateway.paths.control import same_span
 from services.gateway.paths.errors import InvalidSteps
 from services.gateway.paths.models import CanaryMode, CanaryState, Gates
 from services.gateway.paths.report import build_report
 from services.gateway.paths.steps import current, decide, end_running_step, first_step
 from services.gateway.paths.steps import validate_steps as steps_of
+from services.gateway.runs.models import RunRecord
 from tests.unit.services.gateway.test_paths import record
 
 STEPPED = first_step(
@@ -142,3 +144,15 @@ def test_the_canary_gauges_follow_the_state() -> None:
     assert REGISTRY.get_sample_value("ragway_canary_state", {"state": "canary"}) == 0
     observe_canary("off", 25, False)
     assert REGISTRY.get_sample_value("ragway_canary_state", {"state": "off"}) == 1
+
+
+def test_both_sides_are_read_over_the_same_span_once_one_fills_its_window() -> None:
+    def at(path: str, times: range) -> list[RunRecord]:
+        return [record(path, t).model_copy(update={"updated_at_ms": t}) for t in times]
+
+    base, cand = at("baseline", range(0, 100)), at("candidate", range(0, 1000, 10))
+    # Neither side full: everything read is kept.
+    assert same_span(base, cand[:5], 1000) == (base, cand[:5])
+    # The baseline filled its window by t=99: the candidate's later runs wait.
+    kept_base, kept_cand = same_span(base, cand, 100)
+    assert kept_base == base and [r.updated_at_ms for r in kept_cand] == list(range(0, 100, 10))
