@@ -210,9 +210,15 @@ class PathControl:
 
     async def pause(self, paused: bool) -> CanaryState:
         """Pause (everyone on the baseline, nothing counted) or resume the experiment."""
-        state = await self._store.state()
-        updated = state.model_copy(update={"paused": paused})
-        if state.mode is CanaryMode.OFF or not await self._store.update(updated):
+        for _ in range(3):
+            state = await self._store.state()
+            if state.mode is CanaryMode.OFF:
+                raise NoCanary
+            updated = state.model_copy(update={"paused": paused})
+            # On the step read: a step taken meanwhile by another replica is not undone.
+            if await self._store.advance(state.step, updated):
+                break
+        else:
             raise NoCanary
         log.info("experiment paused", extra={"experiment": state.experiment, "paused": paused})
         _observe(updated)
@@ -320,7 +326,8 @@ class PathControl:
         if state.mode is CanaryMode.OFF:
             return report, state
         if stepping.current(state) is not None:
-            await self._step(state, report)
+            if not state.paused:  # paused: no run counts, and no step is taken
+                await self._step(state, report)
         elif report.verdict == "breach":
             await self._rolled_back(state, report)
         return report, await self.state()

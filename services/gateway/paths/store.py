@@ -144,7 +144,8 @@ class PathStore:
         return True
 
     async def advance(self, step: int, state: CanaryState) -> bool:
-        """Write ``state`` (the next step) if the running experiment is still at ``step``."""
+        """Compare-and-set: write ``state`` (the next step, a pause) if the running
+        experiment is still at ``step``; False if it ended or moved on meanwhile."""
         assert state.experiment is not None
         return bool(
             await self._advance(
