@@ -475,3 +475,23 @@ def test_a_good_candidate_is_promoted_through_its_steps_on_its_own(
         assert "canary step" in log
     finally:
         api.put("/v1/admin/paths/baseline", json={}, headers=ADMIN).raise_for_status()
+
+
+def test_a_breach_at_a_step_rolls_the_stepped_canary_back_at_once(api: httpx.Client) -> None:
+    api.put("/v1/admin/paths/strict", json={"min_support": 0.999}, headers=ADMIN)
+    inside, outside = users(50)
+    body = {"candidate": "strict", "steps": [50, 75], "gates": {"min_samples": 3}}
+    api.post("/v1/admin/canary", json=body, headers=ADMIN).raise_for_status()
+    paused = api.post("/v1/admin/canary/pause", headers=ADMIN).json()
+    assert paused["paused"] and paused["step"] == 0  # a pause keeps the step
+    api.post("/v1/admin/canary/resume", headers=ADMIN).raise_for_status()
+    sent = 0
+    while sent < 200 and state(api)["mode"] != "off":
+        ask(api, inside)
+        ask(api, outside)
+        sent += 2
+    ended = wait_for(lambda: (s := state(api))["mode"] == "off" and s)
+    assert ended and ended["rolled_back"], f"not rolled back after {sent} requests"
+    assert "refusal_rate" in ended["stopped_reason"] and "at step 1 of 2" in ended["stopped_reason"]
+    (step,) = ended["step_history"]
+    assert (step["percent"], step["verdict"]) == (50, "breach") and step["ended_at_ms"]
