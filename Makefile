@@ -90,6 +90,10 @@ bench-tracing: $(STAMP) ## Tracing on vs off, same closed-loop /v1/ask load, sam
 loadtest: $(STAMP) ## Load with injected faults (~2 min) and the invariant checks: var/loadtest/short.md
 	$(BIN)/python -m loadtests loadtests/scenarios/short.yaml --output var/loadtest $(ARGS)
 
+.PHONY: canary-drill
+canary-drill: $(STAMP) ## Planted regressions rolled back, a good candidate stepped to promotion, a shadow (~5 min): var/canary-drill/report.md
+	$(BIN)/python -m loadtests.canary_drill --output var/canary-drill $(ARGS)
+
 SCIFACT  ?= ../shared/datasets/scifact
 # The newest SciFact-trained reranker artifact, if any (make train-reranker writes one);
 # adapted ones (reranker-<tenant>-…, ragway train reranker --from-folder) are not it.

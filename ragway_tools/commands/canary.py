@@ -4,6 +4,7 @@ the gateway's admin API (``/v1/admin``, admin keys only)."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -167,29 +168,65 @@ MinSamples = Annotated[int | None, typer.Option(help="Override the gates' min_sa
 
 
 def _start(
-    mode: Literal["canary", "shadow"], candidate: str, percent: float, gates: dict[str, Any],
-    url: str, key: str, retrieval_only: bool = False,
+    mode: Literal["canary", "shadow"], candidate: str, percent: float | None,
+    gates: dict[str, Any], url: str, key: str, retrieval_only: bool = False,
+    steps: list[float] | None = None,
 ) -> None:  # fmt: skip
-    body = {"mode": mode, "candidate": candidate, "percent": percent, "gates": gates,
-            "retrieval_only": retrieval_only}  # fmt: skip
+    body: dict[str, Any] = {"mode": mode, "candidate": candidate, "percent": percent,
+                            "gates": gates, "retrieval_only": retrieval_only}  # fmt: skip
+    if steps is not None:
+        body["steps"] = steps
     state = _call("POST", url, key, "/canary", body=body)
-    console.print(
+    line = (
         f"{mode} [cyan]{state['experiment']}[/] started: {candidate} v{state['candidate_version']}"
         f" for {state['percent']:g} % of users, against baseline v{state['baseline_version']}"
     )
+    if state.get("steps"):
+        line += f"; steps {_steps(state['steps'])} %, then promote"
+    console.print(line, soft_wrap=True)
+
+
+def _steps(steps: list[float]) -> str:
+    return " → ".join(f"{p:g}" for p in steps)
+
+
+def _parse_steps(text: str | None) -> list[float] | None:
+    """``5,25,50`` → [5, 25, 50]; the gateway checks the values (rising, in (0, 100])."""
+    if text is None:
+        return None
+    try:
+        return [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        err.print(f"[bold red]error:[/] --steps {text!r} is not a comma-separated list of numbers")
+        raise typer.Exit(2) from None
 
 
 @canary_app.command("start")
 def canary_start(
-    percent: Annotated[float, typer.Option(help="Share of users served the candidate (0-100)")],
+    percent: Annotated[
+        float | None,
+        typer.Option(help="Share of users served the candidate (0-100); with --steps: its first"),
+    ] = None,
     candidate: Candidate = "candidate",
+    steps: Annotated[
+        str | None,
+        typer.Option(
+            help="Automatic steps, e.g. 5,25,50: each step's pass moves on, the last one's "
+            "promotes, a breach rolls back"
+        ),
+    ] = None,
     gates_file: GatesFile = None,
     min_samples: MinSamples = None,
     url: Url = DEFAULT_URL,
     key: Key = DEFAULT_KEY,
 ) -> None:
     """Serve the candidate to a sticky share of users; a gate breach rolls it back."""
-    _start("canary", candidate, percent, _gates(gates_file, min_samples), url, key)
+    parsed = _parse_steps(steps)
+    if percent is None and parsed is None:
+        err.print("[bold red]error:[/] give --percent N, or --steps A,B,C")
+        raise typer.Exit(2)
+    gates = _gates(gates_file, min_samples)
+    _start("canary", candidate, percent, gates, url, key, steps=parsed)
 
 
 @canary_app.command("shadow")
@@ -255,7 +292,7 @@ def canary_promote(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY) -> None:
     console.print(f"baseline is now version {baseline['version']} ({baseline['note']})")
 
 
-def _report_table(report: dict[str, Any]) -> Table:
+def report_table(report: dict[str, Any]) -> Table:
     b, c = report["baseline"], report["candidate"]
     table = Table(
         "metric", "baseline", c["path"], "interval", "gate", "verdict",
@@ -269,6 +306,13 @@ def _report_table(report: dict[str, Any]) -> Table:
         for metric in ("pairs", "refusal_agreement", "cited_agreement",
                        "latency_delta_p50_ms", "dropped"):  # fmt: skip
             table.add_row(f"shadow {metric}", "", _fmt(shadow.get(metric)), "", "", "")
+    feedback = report.get("feedback")
+    if feedback:
+        bf, cf = feedback["baseline"], feedback["candidate"]
+        table.add_row(
+            "not helpful (feedback)", _share(bf), _share(cf), "",
+            "gated" if feedback["gated"] else "reported only", _verdict(feedback["status"]),
+        )  # fmt: skip
     for g in report["gates"]:
         interval = f"[{_fmt(g['lower'])}, {_fmt(g['upper'])}]" if g.get("lower") is not None else ""
         table.add_row(
@@ -278,12 +322,22 @@ def _report_table(report: dict[str, Any]) -> Table:
     return table
 
 
-def _flagged(report: dict[str, Any]) -> list[str]:
+def flagged_lines(report: dict[str, Any]) -> list[str]:
     shadow = report.get("shadow") or {}
     return [
         f"changed answer: {f['served']} -> shadow {f['shadow']}: {f['reason']}"
         for f in shadow.get("flagged", [])
     ]
+
+
+def _share(side: dict[str, Any]) -> str:
+    """``0.1 of 40 [0.03, 0.24]``: the share of `down` ratings, its sample, its interval."""
+    if not side["rated"]:
+        return "no ratings"
+    return (
+        f"{_fmt(side['not_helpful_share'])} of {side['rated']} "
+        f"[{_fmt(side['lower'])}, {_fmt(side['upper'])}]"
+    )
 
 
 def _fmt(value: Any) -> str:
@@ -293,7 +347,8 @@ def _fmt(value: Any) -> str:
 
 
 def _verdict(v: str) -> str:
-    return {"pass": "[green]pass[/]", "breach": "[bold red]breach[/]"}.get(v, f"[yellow]{v}[/]")
+    colours = {"pass": "[green]pass[/]", "breach": "[bold red]breach[/]", "measured": "measured"}
+    return colours.get(v, f"[yellow]{v}[/]")
 
 
 @canary_app.command("status")
@@ -312,10 +367,32 @@ def canary_status(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY, as_json: AsJso
     if s["stopped_reason"]:
         line += f"; ended ({'rolled back: ' if s['rolled_back'] else ''}{s['stopped_reason']})"
     console.print(line, soft_wrap=True)
+    if s.get("steps"):
+        console.print(steps_table(s))
     if status["report"]:
-        console.print(_report_table(status["report"]))
-        for line in _flagged(status["report"]):
+        console.print(report_table(status["report"]))
+        for line in flagged_lines(status["report"]):
             console.print(line, soft_wrap=True)
+
+
+def steps_table(state: dict[str, Any]) -> Table:
+    table = Table(
+        "step", "percent", "started", "ended", "verdict", "baseline runs", "candidate runs",
+        title=f"steps {_steps(state['steps'])} %",
+    )  # fmt: skip
+    for n, step in enumerate(state["step_history"], start=1):
+        table.add_row(
+            f"{n}/{len(state['steps'])}", f"{step['percent']:g}", _when(step["started_at_ms"]),
+            _when(step["ended_at_ms"]), _verdict(step["verdict"]), str(step["baseline_runs"]),
+            str(step["candidate_runs"]),
+        )  # fmt: skip
+    return table
+
+
+def _when(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 @canary_app.command("report")
@@ -331,8 +408,8 @@ def canary_report(
     if as_json:
         _print_json(report)
     else:
-        console.print(_report_table(report))
-        for line in _flagged(report):
+        console.print(report_table(report))
+        for line in flagged_lines(report):
             console.print(line, soft_wrap=True)
     if report["verdict"] == "breach":
         raise typer.Exit(1)

@@ -55,6 +55,38 @@ FEEDBACK = Counter(
     ["path", "rating"],
     registry=REGISTRY,
 )
+# reason: gate_breach (automatic) or operator; bounded, so an alert can sum it.
+CANARY_ROLLBACKS = Counter(
+    "ragway_canary_rollbacks",
+    "Canary or shadow experiments rolled back, by reason: gate_breach (automatic) or operator.",
+    ["reason"],
+    registry=REGISTRY,
+)
+CANARY_PROMOTIONS = Counter(
+    "ragway_canary_promotions",
+    "Candidates promoted to baseline, by how: steps (the last step passed) or operator.",
+    ["how"],
+    registry=REGISTRY,
+)
+CANARY_STEPS = Counter(
+    "ragway_canary_steps",
+    "Automatic steps of a stepped canary to its next percentage.",
+    registry=REGISTRY,
+)
+CANARY_PERCENT = Gauge(
+    "ragway_canary_percent",
+    "Share of users on the candidate (canary) or shadowed (shadow), as this replica last "
+    "read the experiment state (every run reads it); 0 when none runs or it is paused.",
+    registry=REGISTRY,
+)
+CANARY_STATES = ("off", "canary", "shadow", "paused")
+CANARY_STATE = Gauge(
+    "ragway_canary_state",
+    "1 for the experiment's current state (off, canary, shadow, paused), 0 for the others, "
+    "as this replica last read it.",
+    ["state"],
+    registry=REGISTRY,
+)
 QUEUE_DEPTH = Gauge(
     "ragway_queue_depth",
     "Runs in the Redis run queue not yet acknowledged (waiting or executing).",
@@ -139,3 +171,11 @@ def observe_feedback(stored: Stored) -> None:
     one counts its new rating (the export holds each run's current feedback)."""
     if stored.previous is None or stored.previous.rating != stored.record.rating:
         FEEDBACK.labels(stored.record.path, stored.record.rating).inc()
+
+
+def observe_canary(mode: str, percent: float, paused: bool) -> None:
+    """Set the canary gauges from the state this replica just read or wrote."""
+    current = "paused" if paused and mode != "off" else mode
+    CANARY_PERCENT.set(0.0 if current in ("off", "paused") else percent)
+    for state in CANARY_STATES:
+        CANARY_STATE.labels(state).set(1.0 if state == current else 0.0)

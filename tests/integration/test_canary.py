@@ -79,6 +79,21 @@ def wait_for(check: Any, timeout_s: float = 15.0) -> Any:
         time.sleep(0.1)
 
 
+# Loose gates, so that a candidate as good as the baseline passes a step within a few
+# runs a side (alpha 0.5 over four gates: 7 clean runs a side pass a 0.5-point limit).
+QUICK = {
+    "min_samples": 3, "alpha": 0.5, "max_error_rate_increase": 0.5,
+    "max_refusal_rate_increase": 0.5, "max_citation_validity_drop": 0.5,
+    "max_p95_latency_ratio": 20, "max_latency_exceedance_increase": 0.5,
+}  # fmt: skip
+
+
+def metric(api: httpx.Client, line_start: str) -> float:
+    text = api.get("/metrics").text
+    values = [float(x.rsplit(" ", 1)[1]) for x in text.splitlines() if x.startswith(line_start)]
+    return sum(values)
+
+
 @pytest.fixture(scope="module")
 def builds(stack: Stack) -> Iterator[None]:
     addr = stack.config.retriever_addr
@@ -234,6 +249,7 @@ def test_a_breached_gate_rolls_the_canary_back_on_its_own(api: httpx.Client, sta
     assert resp.status_code == 200, resp.text
     b.delete_build(stack.config.retriever_addr, GONE_BUILD)
     inside, outside = users(50)
+    rollbacks = metric(api, 'ragway_canary_rollbacks_total{reason="gate_breach"}')
     gates = {"min_samples": 3, "max_error_rate_increase": 0.2}
     started = api.post(
         "/v1/admin/canary",
@@ -261,6 +277,7 @@ def test_a_breached_gate_rolls_the_canary_back_on_its_own(api: httpx.Client, sta
     assert report.exit_code == 1, report.output  # the last experiment breached
     log = (stack.config.data_dir / "logs" / "gateway.log").read_text()
     assert "canary rolled back" in log
+    assert metric(api, 'ragway_canary_rollbacks_total{reason="gate_breach"}') == rollbacks + 1
 
 
 def test_a_candidate_is_widened_step_by_step_then_promoted_to_baseline(
@@ -392,3 +409,89 @@ def test_a_path_names_its_generator_model_and_the_generator_refuses_another(
                     headers=PUBLIC)  # fmt: skip
     assert resp.status_code == 502, resp.text
     assert "this generator serves" in resp.text
+
+
+def test_bad_steps_are_refused_and_change_nothing(api: httpx.Client, stack: Stack) -> None:
+    api.put("/v1/admin/paths/candidate", json={"build": HALF_BUILD}, headers=ADMIN)
+    before = state(api)
+    for body, code in (
+        ({"steps": [25, 5]}, "invalid_steps"),
+        ({"steps": [0, 50]}, "invalid_steps"),
+        ({"steps": [5, 25], "percent": 10}, "invalid_steps"),
+        ({"steps": [5, 25], "mode": "shadow"}, "invalid_steps"),
+        ({"steps": list(range(1, 13))}, "invalid_steps"),
+        ({}, "invalid_request"),
+    ):
+        resp = api.post("/v1/admin/canary", json=body, headers=ADMIN)
+        assert (resp.status_code, resp.json()["error"]["code"]) == (422, code), resp.text
+    bad = cli(stack, "canary", "start", "--steps", "5,x")
+    assert bad.exit_code == 2 and "comma-separated" in bad.output
+    assert state(api) == before  # nothing started
+
+    started = cli(stack, "canary", "start", "--steps", "5,25,50")
+    assert started.exit_code == 0 and "steps 5 → 25 → 50" in started.output, started.output
+    moved = cli(stack, "canary", "percent", "30")
+    assert moved.exit_code == 1 and "canary_stepping" in moved.output
+    assert state(api)["percent"] == 5
+
+
+def test_a_good_candidate_is_promoted_through_its_steps_on_its_own(
+    api: httpx.Client, stack: Stack
+) -> None:
+    # As good as the baseline: the same live build, another version of the path.
+    api.put("/v1/admin/paths/candidate", json={"note": "same as baseline"}, headers=ADMIN)
+    version = api.get("/v1/admin/paths/candidate", headers=ADMIN).json()["version"]
+    before = api.get("/v1/admin/paths/baseline", headers=ADMIN).json()
+    promotions = metric(api, 'ragway_canary_promotions_total{how="steps"}')
+    inside, _ = users(30)  # inside 30 %, so inside 60 % too
+    _, outside = users(60)
+    body = {"steps": [30, 60], "gates": QUICK}
+    api.post("/v1/admin/canary", json=body, headers=ADMIN).raise_for_status()
+    sent = 0
+    seen_percents = set()
+    try:
+        while sent < 120 and state(api)["mode"] != "off":
+            seen_percents.add(state(api)["percent"])
+            assert ask(api, inside)["path"] in ("candidate", "baseline")
+            ask(api, outside)
+            sent += 2
+        ended = wait_for(lambda: (s := state(api))["mode"] == "off" and s)
+        assert ended, f"not promoted after {sent} requests"
+        assert ended["stopped_reason"] == "promoted after steps 30,60 passed"
+        assert ended["rolled_back"] is False and seen_percents == {30, 60}
+        first, second = ended["step_history"]
+        assert (first["percent"], first["verdict"], second["percent"], second["verdict"]) == (
+            30, "pass", 60, "pass",
+        )  # fmt: skip
+        assert first["ended_at_ms"] <= second["started_at_ms"] <= second["ended_at_ms"]
+        assert min(first["baseline_runs"], first["candidate_runs"]) >= QUICK["min_samples"]
+        baseline = api.get("/v1/admin/paths/baseline", headers=ADMIN).json()
+        assert baseline["version"] > before["version"]
+        assert f"candidate v{version}" in baseline["note"]
+        status = cli(stack, "canary", "status")
+        assert status.exit_code == 0 and "steps 30 → 60 %" in status.output, status.output
+        assert metric(api, 'ragway_canary_promotions_total{how="steps"}') == promotions + 1
+        log = (stack.config.data_dir / "logs" / "gateway.log").read_text()
+        assert "canary step" in log
+    finally:
+        api.put("/v1/admin/paths/baseline", json={}, headers=ADMIN).raise_for_status()
+
+
+def test_a_breach_at_a_step_rolls_the_stepped_canary_back_at_once(api: httpx.Client) -> None:
+    api.put("/v1/admin/paths/strict", json={"min_support": 0.999}, headers=ADMIN)
+    inside, outside = users(50)
+    body = {"candidate": "strict", "steps": [50, 75], "gates": {"min_samples": 3}}
+    api.post("/v1/admin/canary", json=body, headers=ADMIN).raise_for_status()
+    paused = api.post("/v1/admin/canary/pause", headers=ADMIN).json()
+    assert paused["paused"] and paused["step"] == 0  # a pause keeps the step
+    api.post("/v1/admin/canary/resume", headers=ADMIN).raise_for_status()
+    sent = 0
+    while sent < 200 and state(api)["mode"] != "off":
+        ask(api, inside)
+        ask(api, outside)
+        sent += 2
+    ended = wait_for(lambda: (s := state(api))["mode"] == "off" and s)
+    assert ended and ended["rolled_back"], f"not rolled back after {sent} requests"
+    assert "refusal_rate" in ended["stopped_reason"] and "at step 1 of 2" in ended["stopped_reason"]
+    (step,) = ended["step_history"]
+    assert (step["percent"], step["verdict"]) == (50, "breach") and step["ended_at_ms"]

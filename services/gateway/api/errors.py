@@ -82,6 +82,8 @@ _PATH_STATUS: dict[type[path_errors.PathError], tuple[int, str]] = {
     path_errors.CanaryRunning: (409, "canary_running"),
     path_errors.NoCanary: (409, "no_canary"),
     path_errors.InvalidCandidate: (422, "invalid_candidate"),
+    path_errors.InvalidSteps: (422, "invalid_steps"),
+    path_errors.CanaryStepping: (409, "canary_stepping"),
 }
 
 

@@ -7,6 +7,7 @@ the executor, the run index, bounded shadows, and the automatic rollback.
         ├─ index the run under its experiment and path
         ├─ served run marked shadow ─▶ the candidate runs it, unseen (bounded; drops counted)
         └─ evaluate: the gates breached ─▶ stop the experiment, rolled_back=True
+                     a stepped canary's step passed ─▶ its next step, or promote (steps.py)
 """
 
 from __future__ import annotations
@@ -19,10 +20,14 @@ from typing import Any
 
 import grpc
 
+from services.gateway import metrics
+from services.gateway.paths import steps as stepping
 from services.gateway.paths.errors import (
     CanaryRunning,
+    CanaryStepping,
     InvalidCandidate,
     InvalidPathName,
+    InvalidSteps,
     NoCanary,
     RetrieverUnavailable,
     UnknownBuild,
@@ -47,7 +52,8 @@ log = logging.getLogger(__name__)
 
 # Runs per side that a report reads, the first ones of the experiment: bounds the work
 # of each evaluation. By then a sequential gate has long decided unless the candidate
-# sits right at its limit; it stays inconclusive then (never a pass).
+# sits right at its limit; it stays inconclusive then (never a pass). Both sides are
+# cut to the same span of time (same_span).
 REPORT_WINDOW = 500
 
 DescribeBuild = Callable[[str], Awaitable[str]]  # build id or alias → build id
@@ -119,22 +125,34 @@ class PathControl:
 
     async def route(self, tenant: str, key_id: str, user_id: str | None) -> Route:
         state, baseline_version = await self._store.routing_inputs()
+        _observe(state)
         return route(state, baseline_version, tenant, key_id, user_id)
 
     # Experiments
 
     async def state(self) -> CanaryState:
-        return await self._store.state()
+        state = await self._store.state()
+        _observe(state)
+        return state
 
     async def start(
         self,
         mode: CanaryMode,
         candidate: str,
-        percent: float,
+        percent: float | None,
         gates: Gates,
         *,
         retrieval_only: bool = False,
+        steps: list[float] | None = None,
     ) -> CanaryState:
+        """Begin an experiment; with ``steps``, a canary that widens and promotes itself."""
+        if steps is not None:
+            if mode is not CanaryMode.CANARY:
+                raise InvalidSteps("steps are for a canary; a shadow serves no one")
+            steps = stepping.validate_steps(steps, percent)
+            percent = steps[0]
+        if percent is None:
+            raise InvalidSteps("give the percent, or steps whose first is the percent")
         if candidate == BASELINE:
             raise InvalidCandidate(candidate)
         candidate_config = await self.show(candidate)
@@ -151,7 +169,9 @@ class PathControl:
             retrieval_only=retrieval_only and mode is CanaryMode.SHADOW,
             gates=gates,
             started_at_ms=now_ms(),
+            steps=steps or [],
         )
+        state = stepping.first_step(state, state.started_at_ms or now_ms())
         if not await self._store.start(state):
             raise CanaryRunning(await self._store.active() or "?")
         log.info(
@@ -162,22 +182,26 @@ class PathControl:
                 "candidate": candidate,
                 "candidate_version": state.candidate_version,
                 "percent": percent,
+                "steps": state.steps,
             },
         )
+        _observe(state)
         return state
 
     async def stop(self, reason: str = "stopped by an operator") -> CanaryState:
         state = await self._store.state()
         if state.mode is CanaryMode.OFF or not await self._store.stop(
-            state, reason, rolled_back=False
+            stepping.end_running_step(state, now_ms()), reason, rolled_back=False
         ):
             raise NoCanary
         log.info("experiment stopped", extra={"experiment": state.experiment, "reason": reason})
-        return await self._store.state()
+        return await self.state()
 
     async def set_percent(self, percent: float) -> CanaryState:
         """Widen or narrow the running experiment (users already in stay in when widening)."""
         state = await self._store.state()
+        if state.mode is not CanaryMode.OFF and stepping.current(state) is not None:
+            raise CanaryStepping(state.steps)
         updated = state.model_copy(update={"percent": percent})
         if state.mode is CanaryMode.OFF or not await self._store.update(updated):
             raise NoCanary
@@ -186,36 +210,58 @@ class PathControl:
 
     async def pause(self, paused: bool) -> CanaryState:
         """Pause (everyone on the baseline, nothing counted) or resume the experiment."""
-        state = await self._store.state()
-        updated = state.model_copy(update={"paused": paused})
-        if state.mode is CanaryMode.OFF or not await self._store.update(updated):
+        for _ in range(3):
+            state = await self._store.state()
+            if state.mode is CanaryMode.OFF:
+                raise NoCanary
+            updated = state.model_copy(update={"paused": paused})
+            # On the step read: a step taken meanwhile by another replica is not undone.
+            if await self._store.advance(state.step, updated):
+                break
+        else:
             raise NoCanary
         log.info("experiment paused", extra={"experiment": state.experiment, "paused": paused})
+        _observe(updated)
         return updated
 
     async def rollback(self, reason: str = "rolled back by an operator") -> CanaryState:
         state = await self._store.state()
         if state.mode is CanaryMode.OFF or not await self._store.stop(
-            state, reason, rolled_back=True
+            stepping.end_running_step(state, now_ms()), reason, rolled_back=True
         ):
             raise NoCanary
+        metrics.CANARY_ROLLBACKS.labels("operator").inc()
         log.warning(
             "canary rolled back",
-            extra={"experiment": state.experiment, "candidate": state.candidate, "reason": reason},
+            extra={
+                "experiment": state.experiment,
+                "candidate": state.candidate,
+                "candidate_version": state.candidate_version,
+                "rollback_reason": "operator",
+                "reason": reason,
+                "percent": state.percent,
+            },
         )
-        return await self._store.state()
+        return await self.state()
 
     async def promote(self) -> PathConfig:
         """The candidate's version becomes the baseline's next version; the experiment ends."""
         state = await self._store.state()
         if state.mode is CanaryMode.OFF:
             raise NoCanary
+        promoted = await self._promote(stepping.end_running_step(state, now_ms()), "promoted")
+        metrics.CANARY_PROMOTIONS.labels("operator").inc()
+        return promoted
+
+    async def _promote(self, state: CanaryState, reason: str) -> PathConfig:
+        """Store the candidate's tested version as the baseline's next; NoCanary if the
+        experiment ended meanwhile (another replica promoted or rolled it back)."""
         candidate = await self.show(state.candidate, state.candidate_version)
         options = PathOptions.model_validate(
             candidate.model_dump(include=set(PathOptions.model_fields))
             | {"note": f"promoted from {candidate.name} v{candidate.version} ({state.experiment})"}
         )
-        if not await self._store.stop(state, "promoted", rolled_back=False):
+        if not await self._store.stop(state, reason, rolled_back=False):
             raise NoCanary
         promoted = await self._store.put(
             PathConfig(
@@ -229,26 +275,35 @@ class PathControl:
                 "candidate": candidate.name,
                 "candidate_version": candidate.version,
                 "baseline_version": promoted.version,
+                "reason": reason,
             },
         )
+        _observe(await self._store.state())
         return promoted
 
-    async def history(self) -> list[CanaryState]:
-        return await self._store.history()
-
     async def report(self, since_ms: int = 0, state: CanaryState | None = None) -> Report:
-        """The running experiment's report, or else the last one's."""
+        """The running experiment's report, or else the last one's.
+
+        A stepped canary's report, unless ``since_ms`` says otherwise, is its current
+        step's: the runs finished since the step began, which is what the step is judged on.
+        """
         state = state or await self._store.state()
         if state.experiment is None:
             raise NoCanary
+        step = stepping.current(state) if state.mode is not CanaryMode.OFF else None
+        if since_ms == 0 and step is not None:
+            since_ms = step.started_at_ms
         baseline = await self._store.runs(state.experiment, BASELINE, since_ms, REPORT_WINDOW)
         candidate = await self._store.runs(
             state.experiment, state.candidate, since_ms, REPORT_WINDOW
         )
+        baseline, candidate = same_span(baseline, candidate, REPORT_WINDOW)
         mode = state.mode.value
         if state.mode is CanaryMode.OFF:
             # An ended experiment: judged as what it was, shadow when it has shadow runs.
             mode = "shadow" if any(r.shadow_of for r in candidate) else "canary"
+        # Feedback on the served runs (a shadow run is never seen, so never rated).
+        ratings = await self._store.ratings([r.id for r in (*baseline, *candidate)])
         return build_report(
             state.experiment,
             mode,
@@ -258,28 +313,80 @@ class PathControl:
             candidate_name=state.candidate,
             dropped=await self._store.dropped(state.experiment),
             retrieval_only=state.retrieval_only,
+            ratings=ratings,
+            since_ms=since_ms,
+            step=state.step if step is not None else None,
         )
 
     async def evaluate(self) -> tuple[Report, CanaryState]:
-        """Report on the running experiment; a breach stops it at once (rolled back)."""
+        """Report on the running experiment; a breach stops it at once (rolled back), and
+        a stepped canary whose step passed moves on to its next step or is promoted."""
         state = await self._store.state()
         report = await self.report(state=state)
-        if state.mode is not CanaryMode.OFF and report.verdict == "breach":
-            reason = "gates breached: " + ", ".join(report.breaches)
-            if await self._store.stop(state, reason, rolled_back=True):
-                # One line an alert can match: the experiment, what breached, the numbers.
-                log.warning(
-                    "canary rolled back",
-                    extra={
-                        "experiment": state.experiment,
-                        "candidate": state.candidate,
-                        "candidate_version": state.candidate_version,
-                        "breaches": report.breaches,
-                        "gates": [g.model_dump() for g in report.gates if g.verdict == "breach"],
-                    },
-                )
-            state = await self._store.state()
-        return report, state
+        if state.mode is CanaryMode.OFF:
+            return report, state
+        if stepping.current(state) is not None:
+            if not state.paused:  # paused: no run counts, and no step is taken
+                await self._step(state, report)
+        elif report.verdict == "breach":
+            await self._rolled_back(state, report)
+        return report, await self.state()
+
+    async def _rolled_back(self, state: CanaryState, report: Report) -> None:
+        reason = "gates breached: " + ", ".join(report.breaches)
+        if state.steps:
+            reason += f" at step {state.step + 1} of {len(state.steps)} ({state.percent:g} %)"
+        if not await self._store.stop(state, reason, rolled_back=True):
+            return  # another replica stopped it first, and logged it
+        metrics.CANARY_ROLLBACKS.labels("gate_breach").inc()
+        # One line an alert can match: the experiment, what breached, the numbers.
+        log.warning(
+            "canary rolled back",
+            extra={
+                "experiment": state.experiment,
+                "candidate": state.candidate,
+                "candidate_version": state.candidate_version,
+                "rollback_reason": "gate_breach",
+                "reason": reason,
+                "percent": state.percent,
+                "breaches": report.breaches,
+                "gates": [g.model_dump() for g in report.gates if g.verdict == "breach"],
+            },
+        )
+
+    async def _step(self, state: CanaryState, report: Report) -> None:
+        decision = stepping.decide(
+            state, report.verdict, report.baseline.runs, report.candidate.runs, now_ms()
+        )
+        if decision.action == "rollback":
+            await self._rolled_back(decision.state, report)
+        elif decision.action == "promote":
+            listed = ",".join(f"{p:g}" for p in state.steps)
+            try:
+                await self._promote(decision.state, f"promoted after steps {listed} passed")
+            except NoCanary:
+                return  # another replica ended it first
+            metrics.CANARY_PROMOTIONS.labels("steps").inc()
+        # Compare-and-set on the step: of two replicas that both see the pass, one
+        # moves the canary on, and the other's stale state is not written.
+        elif decision.action == "step" and await self._store.advance(state.step, decision.state):
+            metrics.CANARY_STEPS.inc()
+            log.info(
+                "canary step",
+                extra={
+                    "experiment": state.experiment,
+                    "candidate": state.candidate,
+                    "from_percent": state.percent,
+                    "percent": decision.state.percent,
+                    "step": decision.state.step + 1,
+                    "steps": len(state.steps),
+                    "baseline_runs": report.baseline.runs,
+                    "candidate_runs": report.candidate.runs,
+                },
+            )
+
+    async def history(self) -> list[CanaryState]:
+        return await self._store.history()
 
     # The executor's hook
 
@@ -320,3 +427,27 @@ class PathControl:
                 "shadow run failed",
                 extra={"task": task.get_name(), "error": repr(task.exception())},
             )
+
+
+def same_span(
+    baseline: list[RunRecord], candidate: list[RunRecord], window: int
+) -> tuple[list[RunRecord], list[RunRecord]]:
+    """Both sides over the same span of time: up to when the first side filled its window.
+
+    At 10 % the baseline reaches its window ten times sooner than the candidate; read
+    alone, each side's first runs would cover different hours, and a load that grows
+    over the experiment would show as a slower candidate. So once a side is full, the
+    other keeps only the runs that finished by the full side's last one.
+    """
+    full = [side[-1].updated_at_ms for side in (baseline, candidate) if len(side) >= window]
+    if not full:
+        return baseline, candidate
+    cutoff = min(full)
+    return (
+        [r for r in baseline if r.updated_at_ms <= cutoff],
+        [r for r in candidate if r.updated_at_ms <= cutoff],
+    )
+
+
+def _observe(state: CanaryState) -> None:
+    metrics.observe_canary(state.mode.value, state.percent, state.paused)

@@ -45,3 +45,17 @@ class NoCanary(PathError):
 class InvalidCandidate(PathError):
     def __init__(self, name: str) -> None:
         super().__init__(f"the candidate must be a path other than baseline, not {name!r}")
+
+
+class InvalidSteps(PathError):
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"invalid canary steps: {detail}")
+
+
+class CanaryStepping(PathError):
+    def __init__(self, steps: list[float]) -> None:
+        listed = ",".join(f"{s:g}" for s in steps)
+        super().__init__(
+            f"the experiment steps through {listed} % on its own; pause, promote or stop it "
+            "instead of setting its percent"
+        )

@@ -125,6 +125,14 @@ class Gates(BaseModel):
         description="A run is slow when it takes longer than this times the baseline's p95 "
         "(of its first min_samples runs).",
     )
+    max_not_helpful_increase: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Optional gate on user feedback: candidate share of `down` ratings <= "
+        "baseline share + this. Unset: feedback is reported, not gated (a gate on it "
+        "stays inconclusive, never a pass, until both sides have min_samples ratings).",
+    )
     max_latency_exceedance_increase: float = Field(
         default=0.05,
         ge=0,
@@ -149,6 +157,26 @@ class Gates(BaseModel):
     )
 
 
+MAX_STEPS = 10
+
+StepVerdict = Literal["running", "pass", "breach", "stopped"]
+
+
+class Step(BaseModel):
+    """One step of a stepped canary: its share of users and how it ended."""
+
+    percent: float = Field(ge=0, le=100)
+    started_at_ms: int
+    ended_at_ms: int | None = None
+    verdict: StepVerdict = Field(
+        default="running",
+        description="running; pass (moved on, or promoted after the last); breach (rolled "
+        "back); stopped (ended otherwise: stop, rollback or promote by an operator).",
+    )
+    baseline_runs: int = Field(default=0, description="Baseline runs the step was judged on.")
+    candidate_runs: int = Field(default=0, description="Candidate runs the step was judged on.")
+
+
 class CanaryState(BaseModel):
     mode: CanaryMode = CanaryMode.OFF
     experiment: str | None = None
@@ -166,3 +194,12 @@ class CanaryState(BaseModel):
     stopped_at_ms: int | None = None
     stopped_reason: str | None = None
     rolled_back: bool = False
+    # A stepped canary (``--steps 5,25,50``): each step is judged on the runs finished
+    # since it began; a pass moves to the next step, a pass of the last promotes.
+    steps: list[float] = Field(
+        default_factory=list, description="The step percentages; empty = no automatic steps."
+    )
+    step: int = Field(default=0, ge=0, description="Index of the current step in `steps`.")
+    step_history: list[Step] = Field(
+        default_factory=list, description="Every step so far, oldest first."
+    )

@@ -17,7 +17,7 @@ the gates judged, so the verdict as a whole is wrongly ``breach`` (or wrongly
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -76,6 +76,32 @@ class ShadowPairs(BaseModel):
     )
 
 
+class FeedbackSide(BaseModel):
+    rated: int = Field(description="Served runs with feedback (a rating per run: the latest).")
+    not_helpful: int = Field(description="Of those, rated `down`.")
+    not_helpful_share: float | None = Field(description="not_helpful / rated; null: none rated.")
+    lower: float | None = Field(
+        description="Confidence sequence of the share (the report's alpha), valid under "
+        "continuous monitoring."
+    )
+    upper: float | None
+
+
+class FeedbackComparison(BaseModel):
+    """Users' "not helpful" share per side. Missing feedback never counts as good: a side
+    with fewer than min_samples ratings is ``inconclusive``, and so is one with none."""
+
+    baseline: FeedbackSide
+    candidate: FeedbackSide
+    status: Literal["measured", "inconclusive"] = Field(
+        description="inconclusive while either side has fewer than min_samples ratings."
+    )
+    gated: bool = Field(
+        description="Gates.max_not_helpful_increase is set: the `not_helpful_rate` gate "
+        "judges it; else it is reported only."
+    )
+
+
 class GateResult(BaseModel):
     metric: str
     verdict: Verdict
@@ -103,8 +129,19 @@ class Report(BaseModel):
     baseline: PathMetrics
     candidate: PathMetrics
     shadow: ShadowPairs | None
+    feedback: FeedbackComparison | None = Field(
+        default=None, description="User feedback on the served runs (a canary only)."
+    )
     gates: list[GateResult]
     breaches: list[str]
+    since_ms: int = Field(
+        default=0,
+        description="Only runs finished since then: a stepped canary's report is its "
+        "current step's, from the step's start.",
+    )
+    step: int | None = Field(
+        default=None, description="A stepped canary: the index of the step judged."
+    )
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -230,7 +267,9 @@ def shadow_pairs(
 class _Side:
     """The counts a side's rate gates test, from its records in the order they finished."""
 
-    def __init__(self, records: Sequence[RunRecord]) -> None:
+    def __init__(
+        self, records: Sequence[RunRecord], ratings: Mapping[str, str] | None = None
+    ) -> None:
         finished = [r for r in records if r.status in (RunStatus.SUCCEEDED, RunStatus.FAILED)]
         ok = [r for r in finished if r.status is RunStatus.SUCCEEDED]
         generated = [r for r in ok if r.refused is not None]
@@ -242,6 +281,9 @@ class _Side:
         self.answered = len(answered)
         self.invalid = sum(not _valid_citations(r) for r in answered)
         self.latencies = [r.timings_ms["total"] for r in ok if "total" in r.timings_ms]
+        rated = [ratings[r.id] for r in finished if ratings and r.id in ratings]
+        self.rated = len(rated)
+        self.not_helpful = sum(rating == "down" for rating in rated)
 
 
 def _rate(part: int, whole: int) -> float | None:
@@ -302,6 +344,42 @@ def _slow_threshold(base: _Side, gates: Gates) -> float | None:
         return None
     p95 = percentile(base.latencies[: gates.min_samples], 95)
     return None if p95 is None else round(p95 * gates.max_p95_latency_ratio, 3)
+
+
+def _feedback_side(side: _Side, alpha: float) -> FeedbackSide:
+    lo, hi = proportion_cs(side.not_helpful, side.rated, alpha)
+    return FeedbackSide(
+        rated=side.rated,
+        not_helpful=side.not_helpful,
+        not_helpful_share=_rate(side.not_helpful, side.rated),
+        lower=round(lo, 4) if side.rated else None,
+        upper=round(hi, 4) if side.rated else None,
+    )
+
+
+def feedback_comparison(
+    baseline: Sequence[RunRecord],
+    candidate: Sequence[RunRecord],
+    ratings: Mapping[str, str],
+    gates: Gates,
+) -> FeedbackComparison:
+    base, cand = _Side(baseline, ratings), _Side(candidate, ratings)
+    enough = min(base.rated, cand.rated) >= gates.min_samples
+    return FeedbackComparison(
+        baseline=_feedback_side(base, gates.alpha),
+        candidate=_feedback_side(cand, gates.alpha),
+        status="measured" if enough else "inconclusive",
+        gated=gates.max_not_helpful_increase is not None,
+    )
+
+
+def _feedback_gate(base: _Side, cand: _Side, gates: Gates, alpha: float) -> GateResult:
+    limit = gates.max_not_helpful_increase
+    assert limit is not None
+    return _increase_gate(
+        "not_helpful_rate", (cand.not_helpful, cand.rated), (base.not_helpful, base.rated),
+        limit, gates, alpha, label=f"candidate <= baseline + {limit}",
+    )  # fmt: skip
 
 
 def _rate_gates(base: _Side, cand: _Side, gates: Gates, alpha: float) -> list[GateResult]:
@@ -404,13 +482,19 @@ def judge(
     *,
     shadow: bool,
     retrieval_only: bool = False,
+    ratings: Mapping[str, str] | None = None,
 ) -> list[GateResult]:
     """Every gate, each at its share of ``gates.alpha`` (oldest records first)."""
     # Retrieval-only shadows generated no answer: only failures and sources compare.
     rate_gates = 1 if retrieval_only else 4
-    count = rate_gates + (0 if not shadow else 1 if retrieval_only else 2)
+    # Feedback is on served runs: a canary's candidate only (a shadow is never seen).
+    feedback_gate = not shadow and gates.max_not_helpful_increase is not None
+    count = rate_gates + (0 if not shadow else 1 if retrieval_only else 2) + feedback_gate
     alpha = gates.alpha / count
-    results = _rate_gates(_Side(baseline), _Side(candidate), gates, alpha)[:rate_gates]
+    base, cand = _Side(baseline, ratings), _Side(candidate, ratings)
+    results = _rate_gates(base, cand, gates, alpha)[:rate_gates]
+    if feedback_gate:
+        results.append(_feedback_gate(base, cand, gates, alpha))
     if shadow:
         pairs = _pairs(baseline, candidate)
         results += _shadow_gates(pairs, gates, alpha, retrieval_only=retrieval_only)
@@ -435,6 +519,9 @@ def build_report(
     candidate_name: str,
     dropped: int = 0,
     retrieval_only: bool = False,
+    ratings: Mapping[str, str] | None = None,
+    since_ms: int = 0,
+    step: int | None = None,
 ) -> Report:
     """Baseline runs against candidate runs (served ones in a canary, shadows in a shadow).
 
@@ -449,7 +536,10 @@ def build_report(
         if is_shadow
         else None
     )  # fmt: skip
-    results = judge(baseline, candidate, gates, shadow=is_shadow, retrieval_only=retrieval_only)
+    results = judge(
+        baseline, candidate, gates, shadow=is_shadow, retrieval_only=retrieval_only,
+        ratings=ratings,
+    )  # fmt: skip
     return Report(
         experiment=experiment,
         mode=mode,
@@ -459,6 +549,11 @@ def build_report(
         baseline=metrics("baseline", baseline),
         candidate=metrics(candidate_name, candidate),
         shadow=shadow,
+        feedback=None
+        if is_shadow
+        else feedback_comparison(baseline, candidate, ratings or {}, gates),
         gates=results,
         breaches=[g.metric for g in results if g.verdict == "breach"],
+        since_ms=since_ms,
+        step=step,
     )

@@ -8,6 +8,7 @@
     ragway:canary:history          list of ended experiments (newest first, 50 kept)
     ragway:exp:{exp}:{path}        sorted set: finished run ids of the experiment by path
     ragway:exp:{exp}:shadow_dropped  shadows not run because the shadow queue was full
+    ragway:feedback:{run_id}       read only: the feedback on a run (runs/feedback.py)
 
 Every replica reads the same keys, so a start, a stop or a rollback reaches all
 of them on their next run.
@@ -24,6 +25,7 @@ from services.gateway.paths.models import (
     PathConfig,
     default_path,
 )
+from services.gateway.runs.feedback import FeedbackRecord, feedback_key
 from services.gateway.runs.models import RunRecord, now_ms
 from services.gateway.runs.store import run_key
 
@@ -40,6 +42,18 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   return 1
 end
 return 0
+"""
+
+# Move a stepped canary on only if it is still running at the step this replica judged:
+# of two replicas that both saw the step pass, one writes the next step, and the other's
+# copy (or a state from before a stop) is never written over a newer one.
+_ADVANCE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local raw = redis.call('GET', KEYS[2])
+if not raw then return 0 end
+if cjson.decode(raw)['step'] ~= tonumber(ARGV[2]) then return 0 end
+redis.call('SET', KEYS[2], ARGV[3])
+return 1
 """
 
 
@@ -67,6 +81,7 @@ class PathStore:
     def __init__(self, client: redis.Redis) -> None:
         self._r = client
         self._release = client.register_script(_RELEASE)
+        self._advance = client.register_script(_ADVANCE)
 
     # Paths
 
@@ -127,6 +142,16 @@ class PathStore:
             return False
         await self._r.set(STATE, state.model_dump_json())
         return True
+
+    async def advance(self, step: int, state: CanaryState) -> bool:
+        """Compare-and-set: write ``state`` (the next step, a pause) if the running
+        experiment is still at ``step``; False if it ended or moved on meanwhile."""
+        assert state.experiment is not None
+        return bool(
+            await self._advance(
+                keys=[ACTIVE, STATE], args=[state.experiment, step, state.model_dump_json()]
+            )
+        )
 
     async def stop(self, state: CanaryState, reason: str, *, rolled_back: bool) -> bool:
         """End the experiment; False when it had ended already (by another replica)."""
@@ -189,3 +214,11 @@ class PathStore:
 
     async def dropped(self, experiment: str) -> int:
         return int(_text(await self._r.get(dropped_key(experiment))) or 0)
+
+    async def ratings(self, run_ids: list[str]) -> dict[str, str]:
+        """run id → its current feedback rating (``up``/``down``), for the rated runs only."""
+        if not run_ids:
+            return {}
+        raws = await self._r.mget([feedback_key(i) for i in run_ids])
+        rated = (FeedbackRecord.model_validate_json(r) for r in raws if r is not None)
+        return {f.run_id: f.rating for f in rated}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from services.gateway.api.deps import AdminCaller, Feedback, Paths
 from services.gateway.api.errors import ApiError
@@ -37,12 +37,30 @@ class CanaryStart(BaseModel):
         "beside the baseline for `percent` of users, never serving it.",
     )
     candidate: str = Field(default=CANDIDATE, description="The path under test.")
-    percent: float = Field(ge=0, le=100, description="Share of users, sticky per user.")
+    percent: float | None = Field(
+        default=None,
+        ge=0,
+        le=100,
+        description="Share of users, sticky per user. Required unless `steps` is given "
+        "(then it may be left out, or must equal the first step).",
+    )
+    steps: list[float] | None = Field(
+        default=None,
+        description="Canary only: automatic steps, e.g. [5, 25, 50] (rising, each in "
+        "(0, 100], at most 10). Each step is judged on the runs since it began: a pass moves "
+        "to the next step, a pass of the last promotes the candidate, a breach rolls back.",
+    )
     retrieval_only: bool = Field(
         default=False,
         description="Shadow only: compare ranked sources, with no second generator call.",
     )
     gates: Gates = Field(default_factory=Gates)
+
+    @model_validator(mode="after")
+    def _percent_or_steps(self) -> CanaryStart:
+        if self.percent is None and self.steps is None:
+            raise ValueError("give percent, or steps (whose first step is the percent)")
+        return self
 
 
 class CanaryPercent(BaseModel):
@@ -111,6 +129,7 @@ async def start_canary(body: CanaryStart, _: AdminCaller, paths: Paths) -> Canar
         body.percent,
         body.gates,
         retrieval_only=body.retrieval_only,
+        steps=body.steps,
     )
 
 
@@ -129,7 +148,8 @@ async def stop_canary(_: AdminCaller, paths: Paths) -> CanaryState:
     summary="Change the experiment's share of users",
 )
 async def canary_percent(body: CanaryPercent, _: AdminCaller, paths: Paths) -> CanaryState:
-    """A step of the rollout: widening keeps the users already in on the candidate."""
+    """A step of the rollout: widening keeps the users already in on the candidate.
+    Refused (409 `canary_stepping`) while the experiment steps on its own."""
     return await paths.set_percent(body.percent)
 
 
