@@ -21,7 +21,11 @@ did not give. In order:
   replaced by the previous query's subject, and the previous qualifiers (plan,
   platform, role) are carried when the follow-up names none of that kind.
 - ``standalone``  anything else (a question with its own subject, a topic
-  change) passes through untouched; so does the first turn (``first``).
+  change, also after "and": "and how many co-hosts can I assign?") passes
+  through untouched; so does the first turn (``first``).
+
+An entity keeps the word that said what it was ("iOS version" -> "Android
+version"), and a subject ends at a preposition ("a stream after a disconnect").
 
 An LLM rewriter can sit behind the same ``Rewriter`` protocol; this one needs no model.
 """
@@ -122,7 +126,7 @@ _ENTITY = re.compile(
         re.escape(term)
         for term in sorted({t for terms in _KINDS.values() for t in terms}, key=len, reverse=True)
     )
-    + r")\b(?:\s+(?:plan|tier|app|client|version|role|accounts?|users?))?",
+    + r")\b(?:\s+(?P<noun>plan|tier|app|client|version|role|accounts?|users?))?",
     re.I,
 )
 _KIND_OF = {term: kind for kind, terms in _KINDS.items() for term in terms}
@@ -133,15 +137,20 @@ _CORRECTION = re.compile(
     r"(?P<rest>.+?)\s*[?.!]*\s*$",
     re.I,
 )
+_PREP = r"for|on|in|with|at|under|using|via|from|to|by"
 # "what about X", "how about X", "and X", "and for/on/in X", "same for X", "for X?"
 _CONTRAST = re.compile(
     r"^\s*(?:(?:and\s+)?(?:what|how)\s+about|and(?:\s+(?:what|how)\s+about)?|"
     r"(?:is\s+it\s+|and\s+)?the\s+same|also)\s+"
-    r"(?:(?P<prep>for|on|in|with|at|under|using|via)\s+)?(?P<rest>.+?)\s*[?.!]*\s*$",
+    rf"(?:(?P<prep>{_PREP})\s+)?(?P<rest>.+?)\s*[?.!]*\s*$",
     re.I,
 )
-_BARE_QUALIFIER = re.compile(
-    r"^\s*(?P<prep>for|on|in|with|at|under|using|via)\s+(?P<rest>.+?)\s*[?.!]*\s*$", re.I
+_BARE_QUALIFIER = re.compile(rf"^\s*(?P<prep>{_PREP})\s+(?P<rest>.+?)\s*[?.!]*\s*$", re.I)
+# "and how many co-hosts can I assign?": after "and", a question of its own, not a qualifier.
+_QUESTION_START = re.compile(
+    r"^(?:how|what|which|who|whom|whose|when|where|why|can|could|is|are|was|were|do|does|"
+    r"did|will|would|should|may|might|must|has|have|had)\b",
+    re.I,
 )
 _PRONOUN = re.compile(r"\b(it|that|this|they|them|those|these|its|their|one)\b", re.I)
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'._-]*")
@@ -160,7 +169,14 @@ _STOP = _words(
     that these those what which who whom whose when where why how many much long often there
     here than then so not no yes any some all each every also just still same again more
     most very too please get got make made one ones thing things else too way
+    what's how's where's who's it's that's there's i'm
     """
+)
+# Prepositions end a subject: "resume a stream after a disconnect" -> "stream", not
+# "stream after"; inside one they stay ("price per seat").
+_PREPOSITIONS = _words(
+    "after before during between without within through across against since until per "
+    "from like near beyond toward towards"
 )
 # Verbs a subject does not include ("deleted files stay in the trash" -> "deleted files").
 _VERBS = _words(
@@ -169,6 +185,7 @@ _VERBS = _words(
     need needs use used set take takes last lasts keep keeps kept come comes cost costs work
     works go goes happen happens turn enable enabled change changed find see send sent
     expire expires expired become becomes remain remains cover covers count counts
+    store stores stored
     """
 )
 # Follow-ups at most this many own content words (besides entities) lean on the
@@ -182,12 +199,13 @@ class _Entity:
     start: int
     end: int
     text: str
+    noun: str | None  # the word after it that says what it is: "plan", "version", "app"
 
 
 def entities(text: str) -> list[_Entity]:
     """The known entities in ``text`` (plan, platform, role ...), in order."""
     return [
-        _Entity(_KIND_OF[m.group(1).lower()], m.start(), m.end(), m.group(0))
+        _Entity(_KIND_OF[m.group(1).lower()], m.start(), m.end(), m.group(0), m.group("noun"))
         for m in _ENTITY.finditer(text)
     ]
 
@@ -208,6 +226,10 @@ class RuleRewriter:
         if correction:
             return self._qualify(question, last, correction.group("rest"), None, "correction")
         contrast = _CONTRAST.match(question) or _BARE_QUALIFIER.match(question)
+        if contrast and contrast.group("prep") is None and _QUESTION_START.match(contrast["rest"]):
+            # "and how many co-hosts can I assign?" asks anew; "and is it the same on
+            # Business?" is still a contrast, of the question after "and".
+            contrast = _CONTRAST.match(contrast["rest"])
         if contrast:
             rest = contrast.group("rest")
             if not _own_subject(rest):
@@ -230,7 +252,10 @@ class RuleRewriter:
                 if old.kind in kinds:
                     same = next(e for e in found if e.kind == old.kind)
                     lead = "the " if old.text.lower().startswith("the ") else ""
-                    replaced = replaced[: old.start] + lead + same.text + replaced[old.end :]
+                    # "Which iOS version ..." + "and for Android?" -> "Which Android version".
+                    noun = f" {old.noun}" if old.noun and not same.noun else ""
+                    text = lead + same.text + noun
+                    replaced = replaced[: old.start] + text + replaced[old.end :]
                     done.add(old.kind)
             if done == kinds:
                 return Rewrite(question, replaced, rule)
@@ -287,19 +312,22 @@ def _subject(query: str) -> str:
     that are not entities, e.g. "deleted files"; on a tie the later one, as the object
     of a question comes after its verb ("resume a stream" -> "stream")."""
     spans = {(e.start, e.end) for e in entities(query)}
-    best: list[str] = []
-    run: list[str] = []
+    runs: list[list[str]] = [[]]
     for m in _WORD.finditer(query):
         word = m.group(0)
         in_entity = any(s <= m.start() < e for s, e in spans)
         if word.lower() in _STOP or word.lower() in _VERBS or in_entity:
-            if run and len(run) >= len(best):
-                best = run
-            run = []
+            runs.append([])
         else:
-            run.append(word)
-    if run and len(run) >= len(best):
-        best = run
+            runs[-1].append(word)
+    best: list[str] = []
+    for run in runs:
+        while run and run[-1].lower() in _PREPOSITIONS:
+            run = run[:-1]
+        while run and run[0].lower() in _PREPOSITIONS:
+            run = run[1:]
+        if run and len(run) >= len(best):
+            best = run
     return " ".join(best)
 
 

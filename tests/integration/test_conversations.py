@@ -35,8 +35,10 @@ def ask(api: httpx.Client, who: str, question: str, conversation_id: str | None 
 def test_a_conversation_is_rewritten_owned_limited_and_continued_on_another_replica(
     own: Stack,
 ) -> None:
+    # Two replicas on one Redis, both up before the first turn.
     first_port, second_port = free_port(), free_port()
     own.start_gateway("gateway-a", port=first_port)
+    own.start_gateway("gateway-b", port=second_port)
     with httpx.Client(base_url=f"http://127.0.0.1:{first_port}", timeout=30) as api:
         first = ask(api, "acme", FIRST)
         assert first.status_code == 200, first.text
@@ -45,6 +47,10 @@ def test_a_conversation_is_rewritten_owned_limited_and_continued_on_another_repl
         assert first.json()["rewritten_query"] is None
         assert "180 euros" in first.json()["answer"]
 
+    # The replica that began the conversation dies without a goodbye after turn 1.
+    own.kill("gateway-a", signal.SIGKILL)
+    with httpx.Client(base_url=f"http://127.0.0.1:{second_port}", timeout=30) as api:
+        # Turn 2 on the other replica leans on turn 1: the rewrite carries its subject.
         second = ask(api, "acme", FOLLOW_UP, conversation_id)
         assert second.status_code == 200, second.text
         body = second.json()
@@ -64,9 +70,6 @@ def test_a_conversation_is_rewritten_owned_limited_and_continued_on_another_repl
             assert resp.status_code == 404, resp.text
             assert resp.json()["error"]["code"] == "conversation_not_found"
 
-    own.kill("gateway-a", signal.SIGKILL)
-    own.start_gateway("gateway-b", port=second_port)
-    with httpx.Client(base_url=f"http://127.0.0.1:{second_port}", timeout=30) as api:
         view = api.get(f"/v1/conversations/{conversation_id}", headers=auth("acme"))
         assert view.status_code == 200, view.text
         turns = view.json()["turns"]

@@ -66,3 +66,35 @@ def test_the_page_shows_an_api_error_message(browser: Any, stack: Stack) -> None
     assert page.get_attribute("#status", "data-state") == "error"
     assert "origin" in page.inner_text("#error")
     page.close()
+
+
+def ask_again(page: Any, question: str) -> None:
+    """Ask on a page that already answered: done once the new run (its id in the meta
+    line) has ended."""
+    before = page.inner_text("#meta")
+    page.fill("#question", question)
+    page.click("#ask")
+    page.wait_for_function(
+        "before => ['done', 'error'].includes(document.getElementById('status').dataset.state)"
+        " && document.getElementById('meta').innerText !== before",
+        arg=before,
+        timeout=30_000,
+    )
+
+
+def test_the_page_continues_a_conversation_and_shows_what_was_searched(
+    browser: Any, stack: Stack
+) -> None:
+    page = ask(browser, stack, "How are API keys stored?", "key-demo-sre")
+    assert page.is_hidden("#searched")
+    assert "1 question" in page.inner_text("#conversation")
+    ask_again(page, "how do I add one?")
+    assert page.get_attribute("#status", "data-state") == "done"
+    assert page.inner_text("#searched") == "Searched for: how do I add API keys?"
+    assert "2 questions" in page.inner_text("#conversation")
+    page.click("#new-conversation")  # the next question stands alone
+    assert page.is_hidden("#conversation")
+    ask_again(page, "how do I add one?")
+    assert page.is_hidden("#searched")
+    assert "1 question" in page.inner_text("#conversation")
+    page.close()

@@ -36,6 +36,10 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium not installed
 DELAY_MS = 250
 SCREENSHOTS = ROOT / "var" / "screenshots"
 HOSTILE = "How often is the gadget vault rotated?"
+# A conversation on the demo knowledge base: the follow-up leans on the first question.
+OPENING = "How are API keys stored?"
+FOLLOW_UP = "how do I add one?"
+STANDALONE = "how do I add API keys?"
 AXE = ROOT / "tests/vendor/axe-core/axe.min.js"
 # A widget key (kind: widget) for the host pages' origin, added to the fixture keys.
 WIDGET_KEY = "key-host-widget"
@@ -191,11 +195,17 @@ def wait_state(page: Any, *states: str, timeout: int = 30_000) -> str:
     return str(page.locator(".exchange:last-child").get_attribute("data-state"))
 
 
-def run_id_of(page: Any) -> str:
-    run_id: str = page.evaluate(
+def saved_state(page: Any) -> dict[str, Any]:
+    """What the widget keeps in sessionStorage."""
+    state: dict[str, Any] = page.evaluate(
         "() => JSON.parse(Object.entries(sessionStorage)"
-        ".find(([k]) => k.startsWith('ragway-widget'))[1]).exchanges.at(-1).runId"
+        ".find(([k]) => k.startsWith('ragway-widget'))[1])"
     )
+    return state
+
+
+def run_id_of(page: Any) -> str:
+    run_id: str = saved_state(page)["exchanges"][-1]["runId"]
     return run_id
 
 
@@ -231,6 +241,55 @@ def test_the_widget_streams_a_cited_answer_on_another_origin(
         assert page.violations == [], page.violations
         page.screenshot(path=str(SCREENSHOTS / f"widget-{name}.png"))
         page.close()
+
+
+def converse(page: Any) -> None:
+    """The opening question, then the follow-up, each to its end."""
+    for n, question in enumerate((OPENING, FOLLOW_UP), start=1):
+        ask(page, question)
+        page.wait_for_selector(f".exchange:nth-child({n})")
+        assert wait_state(page, "done") == "done"
+
+
+def test_a_follow_up_continues_the_conversation_and_shows_what_was_searched(
+    browser: Any,  # noqa: F811
+    slow: Stack,
+    host: str,
+) -> None:
+    page = open_widget(browser, host + "/csp.html")
+    ask(page, OPENING)
+    assert wait_state(page, "done") == "done"
+    opening = record(slow, page, "demo-sre")
+    conversation_id = opening["conversation_id"]
+    assert saved_state(page)["conversationId"] == conversation_id
+    assert opening["rewritten_query"] is None and last(page, ".searched").is_hidden()
+
+    ask(page, FOLLOW_UP)
+    page.wait_for_selector(".exchange:nth-child(2)")
+    assert wait_state(page, "done") == "done"
+    follow_up = record(slow, page, "demo-sre")
+    assert follow_up["conversation_id"] == conversation_id  # sent with the question
+    assert (follow_up["question"], follow_up["rewritten_query"]) == (FOLLOW_UP, STANDALONE)
+    assert last(page, ".searched").inner_text() == f"Searched for: {STANDALONE}"
+    assert "SHA-256" in last(page, ".text").inner_text()
+    assert last(page, ".source").count() >= 1
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "widget-conversation.png"))
+
+    page.reload()  # the conversation and what was searched for are kept in the tab
+    page.wait_for_selector(".exchange:nth-child(2)[data-state=done]")
+    assert last(page, ".searched").inner_text() == f"Searched for: {STANDALONE}"
+    assert saved_state(page)["conversationId"] == conversation_id
+
+    page.click(".icon.new")  # a new conversation: no history, the follow-up asked alone
+    assert page.locator(".exchange").count() == 0
+    assert shadow_focus(page) == "rw-input"
+    ask(page, FOLLOW_UP)
+    assert wait_state(page, "done") == "done"
+    alone = record(slow, page, "demo-sre")
+    assert alone["conversation_id"] not in (None, conversation_id)
+    assert alone["rewritten_query"] is None and last(page, ".searched").is_hidden()
+    page.close()
 
 
 def test_a_reload_mid_answer_resumes_to_exactly_the_final_text(
@@ -359,6 +418,9 @@ def test_thumbs_after_an_answer_store_feedback_on_the_run(
     assert last(page, ".thumb.down").get_attribute("aria-pressed") == "false"
     mine = [r for r in exported(slow) if r["run_id"] == run["id"]]
     assert [r["rating"] for r in mine] == ["up"]
+    # The run's own record shows it too: the latest rating and when it was sent.
+    shown = record(slow, page, WIDGET_KEY, origin=host)["feedback"]
+    assert (shown["rating"], shown["comment"], shown["at_ms"]) == ("up", None, mine[0]["at_ms"])
     page.close()
 
 
@@ -391,8 +453,8 @@ def test_axe_finds_no_serious_accessibility_violations(
     page = context.new_page()
     page.goto(host + "/csp.html")
     page.click(".launcher")
-    ask(page, QUESTION)
-    assert wait_state(page, "done") == "done"  # answer, sources and thumbs all shown
+    converse(page)  # answers, sources, thumbs and a "Searched for" line all shown
+    assert last(page, ".searched").is_visible()
     page.add_script_tag(path=str(AXE))
     for theme in ("light", "dark"):
         page.emulate_media(color_scheme=theme)

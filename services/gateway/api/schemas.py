@@ -10,8 +10,15 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from services.gateway.runs.feedback import MAX_COMMENT_CHARS, FeedbackRecord, Rating
-from services.gateway.runs.models import Citation, Degradation, ErrorInfo, RunStatus, Source
+from services.gateway.runs.feedback import MAX_COMMENT_CHARS, FeedbackRecord
+from services.gateway.runs.models import (
+    Citation,
+    Degradation,
+    ErrorInfo,
+    Rating,
+    RunStatus,
+    Source,
+)
 from services.gateway.runs.submit import Ask
 
 Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]

@@ -7,6 +7,9 @@ Both expire ``feedback_retention_s`` after the last feedback (the index is prune
 older members on every write), so feedback outlives the run record it is about if
 the operator wants it to. One feedback per run: sending again replaces it (last
 write wins), so a user who changes their mind is counted once, with the new rating.
+The run's own record carries the latest rating, comment and time too (``feedback``
+in GET /v1/runs/{id}); it is written after the feedback store, so a failure between
+the two answers 5xx and the client's retry writes both.
 Only the key that started the run may send it (runs/submit.py ``owned_run``), and
 only once the run has ended.
 """
@@ -15,16 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import redis.asyncio as redis
 from pydantic import BaseModel, Field
 
 from services.gateway.runs.errors import RunNotFinished
-from services.gateway.runs.models import RunRecord, now_ms
+from services.gateway.runs.models import Rating, RunFeedback, RunRecord, now_ms
 
 MAX_COMMENT_CHARS = 1000
-Rating = Literal["up", "down"]
 
 # Store the record, index it by time, forget index entries past retention; one script,
 # so the record and its index entry are written together or not at all.
@@ -63,6 +65,12 @@ class Stored:
 
 class FeedbackWriter(Protocol):
     async def put(self, record: FeedbackRecord, ttl_s: int) -> FeedbackRecord | None: ...
+
+
+class RunAnnotator(Protocol):
+    """Where the run records live (RunStore): the feedback is shown on the run too."""
+
+    async def attach_feedback(self, run_id: str, feedback: RunFeedback) -> RunRecord | None: ...
 
 
 def feedback_key(run_id: str) -> str:
@@ -127,6 +135,7 @@ class FeedbackStore:
 
 async def give_feedback(
     writer: FeedbackWriter,
+    runs: RunAnnotator,
     run: RunRecord,
     rating: Rating,
     comment: str | None,
@@ -149,7 +158,11 @@ async def give_feedback(
         channel=run.channel,
         origin=run.origin,
     )
-    return Stored(record, await writer.put(record, ttl_s))
+    previous = await writer.put(record, ttl_s)
+    await runs.attach_feedback(
+        run.id, RunFeedback(rating=rating, comment=record.comment, at_ms=record.at_ms)
+    )
+    return Stored(record, previous)
 
 
 def parse_cursor(cursor: str) -> tuple[int, str] | None:

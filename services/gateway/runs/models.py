@@ -9,6 +9,7 @@ import re
 import time
 import uuid
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -95,6 +96,17 @@ class Citation(BaseModel):
     url: str
 
 
+Rating = Literal["up", "down"]
+
+
+class RunFeedback(BaseModel):
+    """The user's feedback on the run's answer, as the run record shows it (the latest one)."""
+
+    rating: Rating = Field(description="`up`: the answer helped; `down`: it did not.")
+    comment: str | None = Field(default=None, description="Why, when the user said.")
+    at_ms: int = Field(description="When it was sent (it replaced any earlier feedback).")
+
+
 class Degradation(BaseModel):
     stage: str
     reason: str
@@ -172,6 +184,11 @@ class RunRecord(BaseModel):
     )
     rewrite_rule: str | None = Field(
         default=None, description="The rewriter rule that decided the query (ragway.followup)."
+    )
+    feedback: RunFeedback | None = Field(
+        default=None,
+        description="The user's feedback on the answer (POST /v1/runs/{id}/feedback), once "
+        "given: the latest rating, comment and time.",
     )
 
     @property

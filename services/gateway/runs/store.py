@@ -31,7 +31,7 @@ from redis.exceptions import ResponseError
 from ragway import telemetry
 from services.gateway.runs.errors import IdempotencyConflict
 from services.gateway.runs.events import RunAcceptedEvent, RunEvent
-from services.gateway.runs.models import RunRecord, now_ms
+from services.gateway.runs.models import RunFeedback, RunRecord, now_ms
 
 QUEUE = "ragway:runs:queue"
 GROUP = "executors"
@@ -107,6 +107,13 @@ end
 return 1
 """
 
+# Compare-and-set of a record no executor leases (an ended run's), its expiry kept.
+_REPLACE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+return 1
+"""
+
 # A script is all or nothing like MULTI/EXEC (also in the AOF), and checks the token first.
 _FINISH = """
 if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return false end
@@ -173,6 +180,7 @@ class RunStore:
         self._append_checking = client.register_script(_APPEND_CHECKING)
         self._save = client.register_script(_SAVE)
         self._finish = client.register_script(_FINISH)
+        self._replace = client.register_script(_REPLACE)
 
     async def ensure_queue(self) -> None:
         try:
@@ -240,6 +248,21 @@ class RunStore:
         """Store a record that no executor leases (a shadow run's, written once at its end)."""
         record.updated_at_ms = now_ms()
         await self._r.set(run_key(record.id), record.model_dump_json(), ex=ttl_s)
+
+    async def attach_feedback(self, run_id: str, feedback: RunFeedback) -> RunRecord | None:
+        """Put the user's latest feedback in an ended run's record, keeping its expiry;
+        None when the record is gone. No executor writes an ended run, so only other
+        feedback on the same run can race: the write is a compare-and-set, retried on a
+        change, and the last one wins, as in the feedback store."""
+        key = run_key(run_id)
+        while True:
+            raw = await self._r.get(key)
+            if raw is None:
+                return None
+            record = RunRecord.model_validate_json(raw)
+            record.feedback = feedback
+            if await self._replace(keys=[key], args=[raw, record.model_dump_json()]):
+                return record
 
     async def append(self, run_id: str, event: RunEvent, *, token: int) -> str:
         event_id = await self._append(

@@ -10,6 +10,11 @@
  * the last event id and what is shown are kept in sessionStorage: after a dropped connection
  * or a reload the stream resumes with Last-Event-ID, so the text is exact, none twice.
  *
+ * Conversations: the conversation id the first answer returns is kept in sessionStorage beside
+ * the runs and sent with every later question, so the gateway asks a follow-up ("and on
+ * Business?") as a standalone query; when it did, the answer shows "Searched for: …" (from
+ * the retrieval.completed event). "New conversation" forgets the id and the history.
+ *
  * After an answer, thumbs up/down send POST /v1/runs/{id}/feedback (sending again replaces it).
  * Accessibility: every control is a labelled <button> or <textarea>; each answer is its own
  * polite live region, aria-busy while it streams so a screen reader reads it once, whole.
@@ -79,11 +84,15 @@ header { display: flex; align-items: center; gap: 8px; padding: 10px 12px;
 header h2 { flex: 1; margin: 0; font-size: 15px; }
 .icon { border: 1px solid var(--rw-border); background: transparent; border-radius: 6px;
   padding: 2px 8px; cursor: pointer; }
+.icon.new { font-size: 12px; }
+.icon:disabled { cursor: default; opacity: .6; }
 .log { flex: 1; overflow-y: auto; padding: 12px; display: flex; flex-direction: column; gap: 12px; }
 .q { align-self: flex-end; max-width: 85%; background: var(--rw-accent); color: var(--rw-accent-fg);
   padding: 6px 10px; border-radius: 10px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .a { background: var(--rw-bubble); padding: 8px 10px; border-radius: 10px; }
 .text { white-space: pre-wrap; overflow-wrap: anywhere; }
+.searched { color: var(--rw-muted); font-size: 12px; margin: 0 0 4px; overflow-wrap: anywhere; }
+.searched[hidden] { display: none; }
 .state { color: var(--rw-muted); font-size: 12px; margin-top: 4px; }
 .exchange[data-state=reconnecting] .state { color: var(--rw-warn); }
 .exchange[data-state=error] .state, .refusal { color: var(--rw-error); }
@@ -135,8 +144,10 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
   const panel = el("section", { class: "panel", id: "rw-panel", role: "dialog", "aria-labelledby": "rw-title", hidden: "" });
   const header = el("header");
   header.append(el("h2", { id: "rw-title" }, TITLE));
+  // Forgets the conversation: the next question stands alone and starts a new one.
+  const fresh = el("button", { class: "icon new", type: "button" }, "New conversation");
   const close = el("button", { class: "icon close", type: "button", "aria-label": "Close chat" }, "×");
-  header.append(close);
+  header.append(fresh, close);
   // A labelled region, not role=log: role=log is itself a live region, and each answer has
   // its own. Focusable, so a keyboard user can scroll it.
   const log = el("div", { class: "log", role: "region", "aria-label": "Conversation", tabindex: "0" });
@@ -152,7 +163,7 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
 
   /* ---------- state kept across reloads (sessionStorage) ---------- */
 
-  let saved = { open: false, exchanges: [] };
+  let saved = { open: false, exchanges: [], conversationId: null };
   try {
     const raw = sessionStorage.getItem(STORE_KEY);
     if (raw) saved = Object.assign(saved, JSON.parse(raw));
@@ -173,6 +184,8 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
     const answer = el("div", { class: "a" });
     // One live region per answer, not the whole log: a screen reader hears this answer only.
     const text = el("div", { class: "text", "aria-live": "polite", "aria-atomic": "false" });
+    // What the gateway searched for when it rewrote a follow-up: not part of the live answer.
+    const searched = el("p", { class: "searched", hidden: "" });
     const refusal = el("p", { class: "refusal", hidden: "" });
     const sources = el("ol", { class: "sources", "aria-label": "Sources", hidden: "" });
     const feedback = el("div", { class: "feedback", role: "group", "aria-label": "Was this answer helpful?", hidden: "" });
@@ -182,10 +195,10 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
     down.addEventListener("click", () => sendFeedback(ex, "down"));
     feedback.append(el("span", { class: "label", "aria-hidden": "true" }, "Helpful?"), up, down);
     const state = el("div", { class: "state", role: "status" });
-    answer.append(text, refusal, sources, feedback, state);
+    answer.append(searched, text, refusal, sources, feedback, state);
     box.append(el("div", { class: "q" }, ex.question), answer);
     log.append(box);
-    v = { box, text, refusal, sources, feedback, up, down, state };
+    v = { box, searched, text, refusal, sources, feedback, up, down, state };
     views.set(ex, v);
     return v;
   }
@@ -201,9 +214,11 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
     // Busy while it streams: a screen reader then reads the answer once, when it is whole.
     v.text.setAttribute("aria-busy", isTerminal(ex) ? "false" : "true");
     if (v.text.textContent !== ex.text) v.text.textContent = ex.text;
+    v.searched.hidden = !ex.searched;
+    v.searched.textContent = ex.searched ? "Searched for: " + ex.searched : "";
     v.refusal.hidden = !ex.refusal;
     v.refusal.textContent = ex.refusal ? "No answer: " + ex.refusal : "";
-    v.state.textContent = ex.state === "error" ? ex.error : (ex.note || STATE_TEXT[ex.state] || "");
+    v.state.textContent = ex.state === "error" ? ex.error : (ex.note || STATE_TEXT[ex.state] || ex.notice || "");
     renderSources(v.sources, ex.citations || []);
     v.feedback.hidden = ex.state !== "done" || !ex.runId;
     v.up.setAttribute("aria-pressed", String(ex.feedback === "up"));
@@ -237,6 +252,7 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
   function setBusy(busy) {
     stop.hidden = !busy;
     send.hidden = busy;
+    fresh.disabled = busy; // one answer at a time: it ends (or is stopped) first
     input.disabled = false;
   }
 
@@ -248,13 +264,15 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
     return Object.assign({ Authorization: "Bearer " + KEY }, extra || {});
   }
 
-  async function apiError(res) {
+  async function apiErrorInfo(res) {
     try {
       const body = await res.json();
-      if (body && body.error && body.error.message) return body.error.message;
+      if (body && body.error && body.error.message) return { code: body.error.code || "", message: body.error.message };
     } catch (_) { /* not JSON */ }
-    return "HTTP " + res.status;
+    return { code: "", message: "HTTP " + res.status };
   }
+
+  async function apiError(res) { return (await apiErrorInfo(res)).message; }
 
   function retryable(status) { return status >= 500 || status === 408 || status === 429; }
 
@@ -312,9 +330,10 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
     try { d = ev.data ? JSON.parse(ev.data) : {}; } catch (_) { d = {}; }
     switch (ev.type) {
       case "run.started":
-        if (d.restarted) { ex.text = ""; ex.citations = []; ex.versions = {}; }
+        if (d.restarted) { ex.text = ""; ex.citations = []; ex.versions = {}; ex.searched = ""; }
         ex.state = "waiting"; break;
       case "retrieval.completed":
+        ex.searched = typeof d.query === "string" ? d.query : ""; // only for a rewritten follow-up
         ex.versions = {};
         for (const s of d.sources || []) ex.versions[s.number] = s.version;
         break;
@@ -426,11 +445,15 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
     setBusy(true);
     let res;
     try {
-      res = await fetch(BASE + "/v1/runs", {
-        method: "POST",
-        headers: authHeaders({ "Content-Type": "application/json" }),
-        body: JSON.stringify({ question }),
-      });
+      res = await submit(question, saved.conversationId);
+      if (res.status === 404 && saved.conversationId) {
+        const info = await apiErrorInfo(res);
+        if (info.code !== "conversation_not_found") { setBusy(false); fail(ex, info.message); return; }
+        // Expired (or begun with another key): the question starts a new conversation.
+        saved.conversationId = null;
+        ex.notice = "The earlier conversation had expired: this question started a new one.";
+        res = await submit(question, null);
+      }
     } catch (_) {
       setBusy(false);
       fail(ex, "Could not reach the answer service.");
@@ -438,14 +461,39 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
     }
     if (!res.ok) {
       setBusy(false);
-      fail(ex, await apiError(res));
+      const info = await apiErrorInfo(res);
+      fail(ex, info.code.startsWith("conversation_")
+        ? "This conversation is full. Press “New conversation” and ask again." : info.message);
       return;
     }
-    ex.runId = (await res.json()).run_id;
+    const accepted = await res.json();
+    ex.runId = accepted.run_id;
+    if (accepted.conversation_id) saved.conversationId = accepted.conversation_id;
     ex.state = "waiting";
     persist();
     render(ex);
     await follow(ex);
+  }
+
+  function submit(question, conversationId) {
+    const body = { question };
+    if (conversationId) body.conversation_id = conversationId;
+    return fetch(BASE + "/v1/runs", {
+      method: "POST",
+      headers: authHeaders({ "Content-Type": "application/json" }),
+      body: JSON.stringify(body),
+    });
+  }
+
+  // The history goes with the conversation: what is shown is what the next question builds on.
+  function newConversation() {
+    if (live) return;
+    saved.exchanges = [];
+    saved.conversationId = null;
+    persist();
+    views.clear();
+    log.replaceChildren();
+    input.focus();
   }
 
   async function cancelLive() {
@@ -504,6 +552,7 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
 
   launcher.addEventListener("click", () => (panel.hidden ? openPanel(true) : closePanel()));
   close.addEventListener("click", closePanel);
+  fresh.addEventListener("click", newConversation);
   panel.addEventListener("keydown", (e) => { if (e.key === "Escape") closePanel(); });
   stop.addEventListener("click", cancelLive);
   input.addEventListener("keydown", (e) => {

@@ -79,6 +79,41 @@ TRASH = "How long do deleted files stay in the trash?"
             "can I export audit log (Business)?",
             "pronoun",
         ),
+        # A subject ends before a preposition, not after it.
+        (
+            "How do I clear the cache after an update?",
+            "can I undo it?",
+            "can I undo update?",
+            "pronoun",
+        ),
+        ("How are API keys stored?", "how do I add one?", "how do I add API keys?", "pronoun"),
+        # The word that said what the entity was stays: a version, a plan.
+        (
+            "Which iOS version does the Northwind app need?",
+            "and for Android?",
+            "Which Android version does the Northwind app need?",
+            "contrast",
+        ),
+        (
+            "How many hosts does the Business plan need at minimum?",
+            "and Enterprise?",
+            "How many hosts does the Enterprise plan need at minimum?",
+            "contrast",
+        ),
+        # "from" is a qualifier's preposition like "on" and "for".
+        (
+            "What's the max size per file on Business?",
+            "and from the mobile app?",
+            "What's the max size per file on Business from the mobile app?",
+            "ellipsis",
+        ),
+        # "and" before a contrast of its own.
+        (
+            TRASH,
+            "and is it the same on Business?",
+            "How long do deleted files stay in the trash on Business?",
+            "ellipsis",
+        ),
     ],
 )
 def test_a_follow_up_becomes_the_standalone_query(
@@ -96,6 +131,7 @@ def test_a_follow_up_becomes_the_standalone_query(
         "What is the API rate limit on Starter?",  # its own subject: a topic change
         "what about the API rate limits for incoming webhooks?",
         "How do I turn on two-factor authentication for my workspace?",
+        "and how many co-hosts can I assign?",  # "and" before a question of its own
     ],
 )
 def test_a_question_that_stands_alone_passes_through(question: str) -> None:
@@ -121,6 +157,8 @@ def test_only_the_latest_turn_is_the_context() -> None:
         (TRASH, "can I restore them?"),
         (TRASH, "and for guests?"),
         ("How long is the audit log kept on Business?", "can I export it?"),
+        ("Which iOS version does the Northwind app need?", "and for Android?"),
+        ("How many hosts does the Business plan need at minimum?", "and Enterprise?"),
     ],
 )
 def test_every_word_of_a_rewrite_is_the_users(previous: str, question: str) -> None:

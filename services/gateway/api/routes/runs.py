@@ -138,10 +138,11 @@ async def send_feedback(
     """Thumbs up or down, and an optional comment, on an ended run: only with the key that
     started it (a widget key: from the same origin), else a 404 as for a missing run.
     One feedback per run: sending again replaces it (last write wins, `replaced: true`).
-    Kept for `feedback_retention_s`; operators read it with `ragway feedback export`."""
+    Kept for `feedback_retention_s`; operators read it with `ragway feedback export`.
+    The run's record (`GET /v1/runs/{id}`) shows the latest feedback in `feedback`."""
     run = await owned_run(store, caller, run_id)
     stored = await give_feedback(
-        feedback, run, body.rating, body.comment, settings.feedback_retention_s
+        feedback, store, run, body.rating, body.comment, settings.feedback_retention_s
     )
     metrics.observe_feedback(stored)
     return FeedbackAccepted(

@@ -17,7 +17,7 @@ from ragway.v1 import generator_pb2, retriever_pb2
 from services.gateway.runs.conversations import ConversationMeta, Turn
 from services.gateway.runs.errors import IdempotencyConflict
 from services.gateway.runs.events import RunAcceptedEvent, RunEvent
-from services.gateway.runs.models import RunRecord, RunStatus, new_run_id, now_ms
+from services.gateway.runs.models import RunFeedback, RunRecord, RunStatus, new_run_id, now_ms
 from services.gateway.runs.store import Created, Event, LeaseLost
 
 
@@ -66,6 +66,13 @@ class FakeStore:
 
     async def save_detached(self, record: RunRecord, *, ttl_s: int) -> None:
         self.records[record.id] = record.model_copy(deep=True)
+
+    async def attach_feedback(self, run_id: str, feedback: RunFeedback) -> RunRecord | None:
+        record = self.records.get(run_id)
+        if record is None:
+            return None
+        record.feedback = feedback
+        return record.model_copy(deep=True)
 
     async def append(self, run_id: str, event: RunEvent, *, token: int) -> str:
         self._fence(run_id, token)

@@ -127,6 +127,20 @@ def test_sending_again_replaces_the_feedback_and_counts_only_a_changed_rating(ap
     assert (counted("candidate", "up"), counted("candidate", "down")) == (up + 1, down + 1)
 
 
+def test_the_run_record_shows_the_latest_feedback(app: Any) -> None:
+    http, store, _ = app
+    run_id = run(store)
+    assert http.get(f"/v1/runs/{run_id}", headers=WIDGET).json()["feedback"] is None
+    sent = []
+    for body in ({"rating": "down", "comment": "outdated"}, {"rating": "up"}):
+        resp = http.post(f"/v1/runs/{run_id}/feedback", json=body, headers=WIDGET)
+        assert resp.status_code == 200, resp.text
+        sent.append(resp.json())
+        shown = http.get(f"/v1/runs/{run_id}", headers=WIDGET).json()["feedback"]
+        assert shown == {k: sent[-1][k] for k in ("rating", "comment", "at_ms")}
+    assert sent[-1]["comment"] is None  # the new feedback replaced the comment too
+
+
 @pytest.mark.parametrize(
     ("body", "status", "code"),
     [
