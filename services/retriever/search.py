@@ -22,6 +22,7 @@ already confident (its first passage leads by ``skip_margin``), the default
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
@@ -90,6 +91,55 @@ class SearchOutcome:
     # "reranked", "skipped" (fusion was confident), "late" (fused order kept).
     reranker: str | None = None
     rerank_outcome: str | None = None
+
+
+# "see Lumen plans and pricing", "see the Huddle participants column in Plans and
+# pricing", "see [Deleted files and the trash](…)": a capitalised name after "see".
+_SEE = re.compile(
+    r"\bsee\s+(?:the\s+)?\[?([A-Z][^.;:()\[\]\n]{2,80}?)\]?(?:\([^)\s]*\))?\s*(?=[.;,)]|$)",
+    re.M,
+)
+MAX_REFERENCES = 2
+
+
+def _references(top: Sequence[Hit]) -> list[tuple[int, str]]:
+    """(position, named page) of the first references in the top hits."""
+    out: list[tuple[int, str]] = []
+    for i, hit in enumerate(top):
+        for m in _SEE.finditer(hit.chunk.text):
+            out.append((i, m.group(1).strip()))
+            if len(out) == MAX_REFERENCES:
+                return out
+    return out
+
+
+def _insert_followed(
+    hits: list[Hit],
+    references: Sequence[tuple[int, str]],
+    followed: Mapping[int, Sequence[ChunkRecord]],
+    top_k: int,
+) -> list[Hit]:
+    """Each reference's best chunk from another document, right after the hit naming it.
+
+    Only a chunk not already in the top ``top_k`` is brought in: one that is there
+    needs no help, and the context stays ``top_k`` passages long.
+    """
+    out = list(hits)
+    shift = 0
+    for n, (position, _) in enumerate(references):
+        source = hits[position].chunk.document_id
+        shown = {h.chunk.chunk_id for h in out[:top_k]}
+        pick = next(
+            (c for c in followed.get(n, ()) if c.document_id != source and c.chunk_id not in shown),
+            None,
+        )
+        if pick is None:
+            continue
+        out = [h for h in out if h.chunk.chunk_id != pick.chunk_id]
+        at = position + shift + 1
+        out.insert(at, Hit(chunk=pick, score=out[at - 1].score, fused=out[at - 1].fused))
+        shift += 1
+    return out
 
 
 def _stage(list_name: str) -> str:
@@ -243,6 +293,40 @@ class HybridSearcher:
             span.set_attribute("ragway.fusion.lists", len(lists))
             span.set_attribute("ragway.candidates", len(hits))
         timings["fuse"] = (time.perf_counter() - t0) * 1000
+
+        # A passage that sends the reader elsewhere ("see the Huddle participants
+        # column in Plans and pricing") brings the page it names: the fact is there.
+        references = _references(hits[: options.top_k])
+        if references and time.perf_counter() < retrieval_deadline:
+            t0 = time.perf_counter()
+            followed: dict[int, list[ChunkRecord]] = {}
+            waits: dict[tuple[int, str], asyncio.Future[list[Candidate]]] = {}
+            for n, (_, phrase) in enumerate(references):
+                text = f"{query} {phrase}"
+                if options.mode in (Mode.HYBRID, Mode.SPARSE):
+                    waits[(n, "sparse")] = loop.run_in_executor(
+                        self._executor, sparse_path(text, f".see{n + 1}")
+                    )
+                if options.mode in (Mode.HYBRID, Mode.DENSE):
+                    waits[(n, "dense")] = loop.run_in_executor(
+                        self._executor, dense_path(text, f".see{n + 1}")
+                    )
+            found: dict[int, dict[str, list[Candidate]]] = {}
+            for (n, name), fut in waits.items():
+                try:
+                    found.setdefault(n, {})[name] = await asyncio.wait_for(
+                        asyncio.shield(fut),
+                        timeout=max(0.0, retrieval_deadline - time.perf_counter()),
+                    )
+                except TimeoutError:
+                    outcome.degraded.append(
+                        (f"{name}.see{n + 1}", "a followed reference missed the retrieval deadline")
+                    )
+            for n, ranked in found.items():
+                fused = reciprocal_rank_fusion(ranked, k=self._rrf_k)
+                followed[n] = [f.chunk for f in fused]
+            hits = _insert_followed(hits, references, followed, options.top_k)
+            timings["references"] = (time.perf_counter() - t0) * 1000
 
         hits = await self._rerank(query, hits, options, deadline, outcome, scope.tenant)
         outcome.hits = hits[: options.top_k]

@@ -10,6 +10,7 @@ from ragway_tools.training.answerability import (
     choose_threshold,
     cross_validated,
     fit,
+    repeated_choice,
 )
 from services.generator.answerability import Evidence
 
@@ -55,3 +56,14 @@ def test_a_set_with_one_class_cannot_be_fitted() -> None:
     samples = [s for s in _samples() if s.answerable]
     with pytest.raises(ValueError, match="both labels"):
         cross_validated(samples)
+
+
+def test_the_threshold_is_the_median_over_differently_seeded_splits() -> None:
+    samples = _samples(seed=3)
+    per_split = [
+        choose_threshold(samples, cross_validated(samples, seed=seed), 0.05).threshold
+        for seed in range(5)
+    ]
+    chosen = repeated_choice(samples, 0.05, repeats=5)
+    assert chosen.threshold == float(np.median(per_split))
+    assert min(per_split) <= chosen.threshold <= max(per_split)
