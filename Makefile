@@ -104,7 +104,7 @@ train-reranker: $(STAMP) ## Fine-tune the cross-encoder on SciFact's train split
 	OMP_NUM_THREADS=$$(nproc) $(BIN)/ragway train reranker --dataset $(SCIFACT)
 
 .PHONY: bench-rerank
-bench-rerank: $(STAMP) ## Rerank stage p50/p95 at depths 5/10/20, fp32 baseline vs int8/batching/clipping, same run (~5 min): var/bench/rerank/report.md
+bench-rerank: $(STAMP) ## Rerank stage p50/p95 at depths 5/10/20, fp32 baseline vs int8/batching/clipping, same run (6-12 min): var/bench/rerank/report.md
 	$(BIN)/ragway eval rerank-bench $(ARGS)
 
 .PHONY: bench-capacity
