@@ -103,6 +103,10 @@ RERANKER ?= $(lastword $(sort $(wildcard var/models/reranker-[0-9]*)))
 train-reranker: $(STAMP) ## Fine-tune the cross-encoder on SciFact's train split (var/models/)
 	OMP_NUM_THREADS=$$(nproc) $(BIN)/ragway train reranker --dataset $(SCIFACT)
 
+.PHONY: bench-rerank
+bench-rerank: $(STAMP) ## Rerank stage p50/p95 at depths 5/10/20, fp32 baseline vs int8/batching/clipping, same run (6-12 min): var/bench/rerank/report.md
+	$(BIN)/ragway eval rerank-bench $(ARGS)
+
 .PHONY: bench-capacity
 bench-capacity: $(STAMP) ## Runs/s at 50 streams and 2,000 streams on one slow run, with same-run baselines (~3 min): var/bench/capacity/report.md
 	$(BIN)/python -m loadtests.capacity --output var/bench/capacity $(ARGS)

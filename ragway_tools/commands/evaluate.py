@@ -305,6 +305,90 @@ def qa_retrieval(
     console.print(f"report: {out}/report.md, report.json")
 
 
+@eval_app.command("rerank-bench")
+def rerank_bench(
+    qa: QAOpt = Path("eval/helpcentre/qa-tuning.yaml"),
+    reranker: Annotated[
+        Path | None, typer.Option(help="One artifact for every tenant of the QA set")
+    ] = None,
+    tenant_reranker: Annotated[
+        list[str] | None,
+        typer.Option(help="<tenant>=<artifact> (repeatable; default: newest in var/models)"),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option(min=0, help="Questions to measure, spread over the set (0: all)")
+    ] = 60,
+    output: Annotated[Path, typer.Option(help="Report folder")] = Path("var/bench/rerank"),
+) -> None:
+    """The rerank stage's p50/p95 at depths 5/10/20, fp32 baseline against its speed-ups."""
+    import os
+
+    from ragway_tools.evaluation import qa_retrieval as scoring
+    from ragway_tools.evaluation.qa import QAFileError
+    from ragway_tools.launcher import LaunchError
+    from ragway_tools.training import rerank_bench
+
+    qa_set = _qa(qa)
+    if not qa_set.knowledge_base:
+        raise fail(f"{qa}: names no knowledge_base to search")
+    try:
+        tenants = sorted({c.tenant for c in scoring.callers(qa_set).values()})
+    except QAFileError as exc:
+        raise fail(str(exc)) from None
+    artifacts: dict[str, Path] = {}
+    for entry in tenant_reranker or []:
+        tenant, eq, path = entry.partition("=")
+        if not eq or not tenant or not path:
+            raise fail(f"--tenant-reranker {entry!r}: use <tenant>=<artifact folder>")
+        artifacts[tenant] = Path(path)
+    for tenant in tenants:
+        if tenant in artifacts:
+            continue
+        newest = sorted(Path("var/models").glob(f"reranker-{tenant}-*"))
+        if reranker is not None:
+            artifacts[tenant] = reranker
+        elif newest:
+            artifacts[tenant] = newest[-1]
+    if not artifacts:
+        raise fail(
+            "no reranker artifact: pass --reranker or --tenant-reranker, or train one "
+            "(ragway train reranker --from-folder)"
+        )
+    for artifact in artifacts.values():
+        _require_artifact(artifact)
+    try:
+        with progress_bar() as progress, _kb_retriever(qa_set, {}) as stub:
+            asked = sum(1 for i in qa_set.items if i.answerable and i.sources)
+            task = progress.add_task("fused heads", total=asked)
+            results = scoring.run(
+                stub, qa_set, top_k=max(rerank_bench.DEPTHS), on_item=lambda: progress.advance(task)
+            )
+    except (LaunchError, QAFileError) as exc:
+        raise fail(str(exc), 1) from None
+    items = [r for r in results if r.tenant in artifacts]
+    if limit and len(items) > limit:
+        items = [items[i * len(items) // limit] for i in range(limit)]
+    load = os.getloadavg()[0]
+    with progress_bar() as progress:
+        task = progress.add_task("variants", total=len(items))
+        points = rerank_bench.measure(items, artifacts, on_item=lambda: progress.advance(task))
+    meta = {
+        "qa": qa_set.name,
+        "items": len(items),
+        "artifacts": {t: p.name for t, p in sorted(artifacts.items())},
+        "cpus": os.cpu_count(),
+        "load": round(load, 2),
+    }
+    table = rerank_bench.render(points, meta)
+    output.mkdir(parents=True, exist_ok=True)
+    (output / "report.md").write_text(table)
+    (output / "report.json").write_text(
+        json.dumps({**meta, "points": rerank_bench.as_json(points)}, indent=2) + "\n"
+    )
+    console.print(table)
+    console.print(f"report: {output}/report.md, report.json")
+
+
 @contextlib.contextmanager
 def _kb_retriever(qa_set: QASet, env: dict[str, str]) -> Iterator[Any]:
     """A private retriever with the QA set's knowledge base loaded (gone afterwards)."""

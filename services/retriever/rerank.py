@@ -17,10 +17,19 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from ragway.embedding import cpu_session
-from ragway.reranker_artifact import ARTIFACT_FORMAT, encode, encode_by_length, load_tokenizer
+from ragway.reranker_artifact import (
+    ARTIFACT_FORMAT,
+    clip_words,
+    encode,
+    encode_by_length,
+    load_tokenizer,
+)
+
+# The artifact's two networks: int8 (dynamically quantised, the default) or fp32.
+Precision = Literal["int8", "fp32"]
 
 
 class Reranker(Protocol):
@@ -43,7 +52,8 @@ class OnnxCrossEncoderReranker:
         max_length: int | None = None,
         threads: int = 1,
         int8: bool = True,
-        batch_size: int = 8,
+        batch_size: int = 1,
+        clip: bool = True,
     ) -> None:
         meta = json.loads((artifact / "artifact.json").read_text())
         if meta.get("format") != ARTIFACT_FORMAT:
@@ -59,23 +69,35 @@ class OnnxCrossEncoderReranker:
         self._tokenizer = load_tokenizer(artifact / "model", self.max_length)
         self.model_id = str(meta["version"]) + ("" if int8 else "-fp32")
         self.batch_size = batch_size
+        # Off only to measure what clipping saves (``ragway eval rerank-bench``).
+        self.clip = clip
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         """Pairs sorted by length and run in batches of ``batch_size`` (0: one padded batch)."""
         if not passages:
             return []
-        pairs = [(query, p) for p in passages]
-        if self.batch_size <= 0:
-            batches = [(list(range(len(pairs))), encode(self._tokenizer, pairs))]
-        else:
-            batches = encode_by_length(self._tokenizer, pairs, self.batch_size)
-        scores = [0.0] * len(pairs)
-        for idx, arrays in batches:
-            feeds: dict[str, Any] = {k: v for k, v in arrays.items() if k in self._inputs}
-            (logits,) = self._session.run(["logits"], feeds)
-            for i, x in zip(idx, logits.reshape(-1), strict=True):
+        scores = [0.0] * len(passages)
+        for idx, arrays in self.batches(query, passages):
+            for i, x in zip(idx, self.run(arrays), strict=True):
                 scores[i] = float(x)
         return scores
+
+    def batches(
+        self, query: str, passages: Sequence[str]
+    ) -> list[tuple[list[int], dict[str, Any]]]:
+        """The tokenised batches ``score`` runs: (passage indices, model inputs) each."""
+        if self.clip:
+            passages = [clip_words(p, self.max_length) for p in passages]
+        pairs = [(query, p) for p in passages]
+        if self.batch_size <= 0:
+            return [(list(range(len(pairs))), encode(self._tokenizer, pairs))]
+        return encode_by_length(self._tokenizer, pairs, self.batch_size)
+
+    def run(self, arrays: dict[str, Any]) -> list[float]:
+        """One session run over one batch: a logit per row."""
+        feeds: dict[str, Any] = {k: v for k, v in arrays.items() if k in self._inputs}
+        (logits,) = self._session.run(["logits"], feeds)
+        return [float(x) for x in logits.reshape(-1)]
 
 
 class CrossEncoderReranker:
@@ -99,14 +121,26 @@ class CrossEncoderReranker:
 
 
 def load_reranker(
-    path: Path, *, max_length: int | None = None, threads: int = 1, batch_size: int = 8
+    path: Path,
+    *,
+    max_length: int | None = None,
+    threads: int = 1,
+    batch_size: int = 1,
+    precision: Precision = "int8",
 ) -> Reranker:
-    """A ragway artifact (has ``artifact.json``) or a sentence-transformers CrossEncoder folder."""
+    """A ragway artifact (has ``artifact.json``) or a sentence-transformers CrossEncoder folder.
+
+    ``precision`` picks the artifact's network; a CrossEncoder folder is fp32 torch either way.
+    """
     if not path.is_dir():
         raise RerankerLoadError(f"reranker model folder not found: {path}")
     if (path / "artifact.json").is_file():
         return OnnxCrossEncoderReranker(
-            path, max_length=max_length, threads=threads, batch_size=batch_size
+            path,
+            max_length=max_length,
+            threads=threads,
+            batch_size=batch_size,
+            int8=precision == "int8",
         )
     if (path / "config.json").is_file():
         return CrossEncoderReranker(path, max_length=max_length or 256, threads=threads)

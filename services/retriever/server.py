@@ -99,6 +99,7 @@ def _load(settings: RetrieverSettings, path: Path) -> Reranker:
         max_length=settings.rerank_max_length,
         threads=settings.rerank_threads or settings.inference_threads,
         batch_size=settings.rerank_batch_size,
+        precision=settings.rerank_precision,
     )
     reranker.score("warm-up", ["warm-up"])  # the first inference allocates
     log.info("reranker loaded", extra={"reranker": reranker.model_id, "path": str(path)})

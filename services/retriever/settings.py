@@ -27,9 +27,15 @@ class RetrieverSettings(ServiceSettings):
     # onnxruntime intra-op threads of the reranker (unset: inference_threads).
     # On two shared cores one thread per search beats two contending ones.
     rerank_threads: int | None = Field(default=None, ge=1, le=64)
+    # Which of the artifact's networks runs: int8 (dynamically quantised, about
+    # twice as fast on two cores, ranks like fp32: docs/evaluation.md) or fp32.
+    rerank_precision: Literal["int8", "fp32"] = "int8"
     # Pairs are sorted by length and scored in batches of this size (0: one
     # padded batch), so short passages do not run at the longest one's length.
-    rerank_batch_size: int = Field(default=8, ge=0, le=256)
+    # 1: no padding at all, and on one thread batching saves next to nothing;
+    # each pair's int8 score then no longer depends on its batch's activation
+    # scale, which kept fp32's hit@1 at depth 5 (`make bench-rerank`).
+    rerank_batch_size: int = Field(default=1, ge=0, le=256)
     # Skip the default rerank when the fused first passage leads the second by
     # at least this RRF margin (unset: always rerank). Fit it on a tuning QA set
     # with `ragway eval qa-retrieval --fit-skip` (docs/evaluation.md).

@@ -114,3 +114,82 @@ def test_early_stopping_keeps_the_best_evaluated_weights() -> None:
     result = train(groups, config, stopping=EarlyStopping(metric, every=1, patience=2))
     assert [m for _, m in result.evaluations] == [0.2, 0.9, 0.5, 0.4]  # stopped: 2 without gain
     assert result.best_step == 2 and result.steps == 4
+
+
+def test_the_precision_setting_picks_the_network(
+    artifact: tuple[Path, list[float], object],
+) -> None:
+    folder, _, _ = artifact
+    query = TINY.queries[QUERIES[0]]
+    docs = [f"{d.title}\n{d.text}" for d in TINY.corpus.values()]
+    fp32 = load_reranker(folder, precision="fp32")
+    assert fp32.model_id == folder.name + "-fp32"
+    expected = OnnxCrossEncoderReranker(folder, int8=False).score(query, docs)
+    np.testing.assert_allclose(fp32.score(query, docs), expected, atol=1e-6)
+    assert load_reranker(folder).model_id == folder.name  # int8 unless asked
+
+
+def test_batches_of_one_carry_no_padding_and_score_alike(
+    artifact: tuple[Path, list[float], object],
+) -> None:
+    folder, _, _ = artifact
+    query = TINY.queries[QUERIES[0]]
+    docs = [f"{d.title}\n{d.text}"[: 20 + 37 * i] for i, d in enumerate(TINY.corpus.values())]
+    single = OnnxCrossEncoderReranker(folder, int8=False, batch_size=1)
+    batches = single.batches(query, docs)
+    assert sorted(i for idx, _ in batches for i in idx) == list(range(len(docs)))
+    assert all(int(a["attention_mask"].min()) == 1 for _, a in batches)
+    whole = OnnxCrossEncoderReranker(folder, int8=False, batch_size=0).score(query, docs)
+    np.testing.assert_allclose(single.score(query, docs), whole, atol=1e-4)
+
+
+def test_clipping_long_passages_leaves_the_scores(
+    artifact: tuple[Path, list[float], object],
+) -> None:
+    folder, _, _ = artifact
+    query = TINY.queries[QUERIES[0]]
+    # Far past the artifact's 64 tokens, so the tokenizer truncates either way.
+    docs = [" ".join([f"{d.title}\n{d.text}"] * 20) for d in TINY.corpus.values()]
+    clipped = OnnxCrossEncoderReranker(folder, int8=False, clip=True)
+    whole = OnnxCrossEncoderReranker(folder, int8=False, clip=False)
+    assert all(
+        (a["input_ids"] == b["input_ids"]).all()
+        for (_, a), (_, b) in zip(
+            clipped.batches(query, docs), whole.batches(query, docs), strict=True
+        )
+    )
+    np.testing.assert_allclose(clipped.score(query, docs), whole.score(query, docs), atol=1e-6)
+
+
+def test_the_rerank_bench_measures_every_variant_against_fp32(
+    artifact: tuple[Path, list[float], object],
+) -> None:
+    from ragway_tools.evaluation.qa_retrieval import ItemResult
+    from ragway_tools.training.rerank_bench import BASELINE, Variant, measure, render
+
+    folder, _, _ = artifact
+    ids = list(TINY.corpus)
+
+    def item(q: str) -> ItemResult:
+        passages = tuple((d, f"{TINY.corpus[d].title}\n{TINY.corpus[d].text}") for d in ids)
+        return ItemResult(
+            q, "", tuple(TINY.qrels[q]), (), (), 0.0, 0.0, "", tenant="acme",
+            query=TINY.queries[q], candidates=passages,
+        )  # fmt: skip
+
+    items = [item(q) for q in QUERIES[:3]]
+    fast = Variant("int8, batches of 1, clipped", int8=True, batch_size=1, clip=True)
+    points = measure(items, {"acme": folder}, variants=[BASELINE, fast], depths=(2, 4))
+    assert [(p.variant, p.depth) for p in points] == [
+        (BASELINE.name, 2), (fast.name, 2), (BASELINE.name, 4), (fast.name, 4),
+    ]  # fmt: skip
+    for p in points:
+        assert len(p.latencies) == len(items) and p.p95_ms >= p.p50_ms > 0
+        assert 0.0 <= p.hit1 <= 1.0 and 0.0 <= p.padded_share < 1.0
+    base = [p for p in points if p.variant == BASELINE.name]
+    assert all(p.p50_ratio == 1.0 and p.top1_agreement == 1.0 for p in base)
+    assert all(p.kendall_tau == 1.0 and p.ndcg_vs_fp32 == 1.0 for p in base)
+    assert [p.padded_share for p in points if p.variant == fast.name] == [0.0, 0.0]
+    table = render(points, {"qa": "tiny", "items": 3, "artifacts": {"acme": folder.name},
+                            "cpus": 2, "load": 0.0})  # fmt: skip
+    assert table.count("\n| int8, batches of 1, clipped |") == 4
