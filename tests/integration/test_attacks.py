@@ -43,8 +43,6 @@ from tests.conftest import ROOT
 from tests.integration.sse import parse
 from tests.integration.webhooks import deleted, search, send, upserted, wait_done
 
-pytestmark = pytest.mark.integration
-
 log = logging.getLogger(__name__)
 
 HELPCENTRE = ROOT / "eval" / "helpcentre"
