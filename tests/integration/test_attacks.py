@@ -8,8 +8,9 @@ documents, so the counts below are real:
   quote another tenant's, or a forbidden group's, page by exact title, document id
   and one of its sentences;
 - another tenant's run, conversation and feedback ids on every route that takes one;
-- signed webhooks re-addressed to another tenant, and id collisions: the same
-  document id and headings sent by the other tenant.
+- signed webhooks for another tenant: signed with the wrong tenant's secret, a captured
+  request re-addressed to the other tenant, replays (same delivery, stale timestamp);
+  and id collisions: the same document id and headings sent by the other tenant.
 
 A leak is any forbidden document id in a source or citation, or any sentence that
 only a forbidden page holds, in any string of any answer, source, event or error.
@@ -24,6 +25,7 @@ import logging
 import re
 import signal
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +41,7 @@ from ragway.kb import Defaults, Document, discover, parse_document
 from ragway_tools.launcher import Stack, StackConfig, write_secret
 from ragway_tools.loading import load_documents
 from services.ingest.deliveries import DeliveryStore
+from services.ingest.signing import sign
 from tests.conftest import ROOT
 from tests.integration.sse import parse
 from tests.integration.webhooks import deleted, search, send, upserted, wait_done
@@ -446,17 +449,51 @@ def test_webhooks_for_another_tenant_are_refused_and_colliding_ids_overwrite_not
                 assert resp.status_code == 403, (doc.document_id, kind, resp.text)
                 assert resp.json()["error"]["code"] == "tenant_not_allowed"
                 assert store.get(delivery) is None
+        # Captured and re-addressed: a request the other tenant signed for itself, its
+        # body edited to name the owner, sent with the captured headers.
+        for doc in docs:
+            sender = other_tenant(doc.tenant)
+            body = json.dumps(upserted(doc.document_id, colliding(doc, sender), tenant=sender))
+            ts, delivery = str(int(time.time())), f"captured-{uuid.uuid4().hex}"
+            signature = sign(SECRETS[sender], ts, delivery, body.encode())
+            edited = body.replace(f'"tenant": "{sender}"', f'"tenant": "{doc.tenant}"')
+            assert edited != body
+            resp = send(
+                hooks,
+                "",
+                edited.encode(),
+                delivery_id=delivery,
+                timestamp=int(ts),
+                signature=signature,
+            )
+            tally.add("webhook/re-addressed-body")
+            assert resp.status_code == 401, resp.text
+            assert resp.json()["error"]["code"] == "invalid_signature"
+            assert store.get(delivery) is None
         # Collisions: the other tenant's own secret and tenant, the same id and headings.
         deliveries = []
+        sent: list[tuple[str, str, dict[str, Any]]] = []  # delivery, sender, payload
         for doc in docs:
             sender = other_tenant(doc.tenant)
             payload = upserted(doc.document_id, colliding(doc, sender), tenant=sender)
             resp = send(hooks, SECRETS[sender], payload)
             assert resp.status_code == 202, resp.text
             deliveries.append(resp.json()["delivery_id"])
+            sent.append((resp.json()["delivery_id"], sender, payload))
             tally.add("webhook/colliding-id")
         for delivery in deliveries:
             assert wait_done(store, delivery)["state"] == "done"
+        # Replayed: the same delivery again is acknowledged and not applied again; and a
+        # request signed an hour ago (outside the window) is refused.
+        for delivery, sender, payload in sent:
+            again = send(hooks, SECRETS[sender], payload, delivery_id=delivery)
+            tally.add("webhook/replayed-delivery")
+            assert again.status_code == 200 and again.json()["duplicate"] is True, again.text
+            assert store.get(delivery)["attempts"] == "1"  # type: ignore[index]
+            stale = send(hooks, SECRETS[sender], payload, timestamp=int(time.time()) - 3600)
+            tally.add("webhook/replayed-stale")
+            assert stale.status_code == 401, stale.text
+            assert stale.json()["error"]["code"] == "stale_timestamp"
         for doc in docs:
             # The collision landed, in the sender's tenant only...
             theirs = search(
