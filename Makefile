@@ -62,7 +62,12 @@ up: $(STAMP) ## Start Redis, retriever, generator, gateway, ingest API and worke
 
 .PHONY: test
 test: $(LLM_STAMP) browser ## Run every test: unit, integration on real processes (LLM included), the page in Chromium
-	RAGWAY_TEST_REQUIRE_LLM=1 $(BIN)/python -m pytest
+	RAGWAY_TEST_REQUIRE_LLM=1 RAGWAY_TEST_REQUIRE_SCHEMATHESIS=1 $(BIN)/python -m pytest
+
+.PHONY: attack
+attack: $(STAMP) ## The attack suite alone (~4 min, part of make test): tenant probes (var/attacks/report.json), schemathesis
+	RAGWAY_TEST_REQUIRE_SCHEMATHESIS=1 $(BIN)/python -m pytest -rA -s \
+	  tests/integration/test_attacks.py tests/integration/test_schemathesis.py
 
 .PHONY: browser
 browser: ## Install Debian's Chromium for the browser tests when missing (root + apt)

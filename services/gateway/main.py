@@ -11,6 +11,7 @@ import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import resources
+from typing import Any
 
 import redis.asyncio as redis
 from fastapi import FastAPI
@@ -20,7 +21,7 @@ from redis.exceptions import RedisError
 from ragway import __version__, telemetry
 from ragway.metrics import HttpMetrics, exposition
 from services.gateway import metrics
-from services.gateway.api import errors
+from services.gateway.api import errors, spec
 from services.gateway.api.cors import Cors
 from services.gateway.api.guard import ApiGuard
 from services.gateway.api.routes import admin, ask, conversations, health, runs
@@ -204,6 +205,12 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
     async def evidence_console() -> HTMLResponse:
         return HTMLResponse(console)
 
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = spec.tidy_parameters(FastAPI.openapi(app))
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app
 
 

@@ -132,6 +132,20 @@ def test_an_after_with_a_trailing_newline_is_a_400(api: httpx.Client) -> None:
     error(resp, 400, "invalid_last_event_id")
 
 
+def test_a_malformed_after_beside_a_last_event_id_header_is_still_a_400(
+    api: httpx.Client,
+) -> None:
+    # Found by schemathesis: the header wins, and a bad ?after= beside it went unread.
+    run_id = start_run(api, "How do I resume a stream?", auth("demo"))
+    for header in ("", "0-0"):
+        resp = api.get(
+            f"/v1/runs/{run_id}/events",
+            params={"after": "\u0084"},
+            headers=auth("demo") | {"Last-Event-ID": header},
+        )
+        error(resp, 400, "invalid_last_event_id")
+
+
 def test_the_largest_event_id_is_accepted_as_a_cursor(api: httpx.Client) -> None:
     run_id = start_run(api, "How do I resume a stream?", auth("demo"))
     top = f"{2**64 - 1}-{2**64 - 1}"

@@ -7,12 +7,15 @@ its status, code and headers here, so only the API layer speaks HTTP.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import BaseRoute, Route
 
 from services.gateway.paths import errors as path_errors
 from services.gateway.runs.errors import (
@@ -98,6 +101,26 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "; ".join(parts) or "invalid request"
 
 
+def allowed_methods(request: Request) -> str:
+    """Every method some route takes at this path. Starlette's 405 names only the first
+    route's methods, while one path often has a route per method (GET and PUT of
+    /v1/admin/paths/{name}): a client would read that the others do not exist."""
+    methods: set[str] = set()
+    path = request.url.path
+
+    def walk(routes: Iterable[BaseRoute]) -> None:
+        for route in routes:
+            if isinstance(route, Route | APIRoute):
+                if route.path_regex.match(path):
+                    methods.update(route.methods or ())
+            # An included router is one composite route in this FastAPI: look inside.
+            elif (inner := getattr(route, "original_router", None)) is not None:
+                walk(inner.routes)
+
+    walk(request.app.router.routes)
+    return ", ".join(sorted(methods))
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
@@ -129,8 +152,10 @@ def install(app: FastAPI) -> None:
         )
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         # Starlette's headers carry what the status needs, e.g. Allow on a 405.
-        headers = dict(exc.headers) if exc.headers else None
-        return error_response(exc.status_code, code, str(exc.detail), headers)
+        headers = dict(exc.headers) if exc.headers else {}
+        if exc.status_code == 405:
+            headers["Allow"] = allowed_methods(request)
+        return error_response(exc.status_code, code, str(exc.detail), headers or None)

@@ -23,6 +23,8 @@ PATH_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 class PathOptions(BaseModel):
     """What an operator sets (``PUT /v1/admin/paths/{name}``); unset = gateway default."""
 
+    # Numbers strictly (strict=True on each): lax pydantic read `false` as 0.0 and "5"
+    # as 5, so a body the spec calls invalid was stored as a path.
     model_config = {"extra": "forbid"}
 
     build: str = Field(
@@ -34,19 +36,28 @@ class PathOptions(BaseModel):
         default=None, description="Retrieval mode; unset = the request's mode."
     )
     top_k: int | None = Field(
-        default=None, ge=1, le=20, description="Passages given to the generator."
+        default=None, strict=True, ge=1, le=20, description="Passages given to the generator."
     )
     candidate_depth: int | None = Field(
-        default=None, ge=1, le=1000, description="Candidates per retriever before fusion."
+        default=None,
+        strict=True,
+        ge=1,
+        le=1000,
+        description="Candidates per retriever before fusion.",
     )
     rerank: Literal["default", "on", "off"] = Field(
         default="default", description="Cross-encoder rerank: the retriever's default, on, off."
     )
     max_output_tokens: int | None = Field(
-        default=None, ge=1, le=8192, description="Generator output bound; unset = backend's."
+        default=None,
+        strict=True,
+        ge=1,
+        le=8192,
+        description="Generator output bound; unset = backend's.",
     )
     min_support: float | None = Field(
         default=None,
+        strict=True,
         ge=0,
         le=1,
         description="Refusal threshold: evidence support under it is a refusal; unset = "

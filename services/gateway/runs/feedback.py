@@ -165,10 +165,15 @@ async def give_feedback(
     return Stored(record, previous)
 
 
+# What parse_cursor accepts, for the spec (GET /v1/admin/feedback?after=).
+CURSOR_PATTERN = "^[0-9]+:.+$"
+
+
 def parse_cursor(cursor: str) -> tuple[int, str] | None:
     """``<at_ms>:<run_id>`` as the export pages hand it out; None when malformed."""
     at, sep, run_id = cursor.partition(":")
-    if not sep or not at.isdigit() or not run_id:
+    # ASCII digits only: str.isdigit() is true of '²', which int() refuses.
+    if not sep or not (at.isascii() and at.isdigit()) or not run_id:
         return None
     return int(at), run_id
 

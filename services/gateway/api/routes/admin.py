@@ -19,7 +19,7 @@ from services.gateway.paths.models import (
     PathOptions,
 )
 from services.gateway.paths.report import Report
-from services.gateway.runs.feedback import format_cursor, parse_cursor
+from services.gateway.runs.feedback import CURSOR_PATTERN, format_cursor, parse_cursor
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
@@ -240,7 +240,11 @@ async def list_feedback(
     feedback: Feedback,
     tenant: Annotated[str, Query(min_length=1, max_length=128, description="The tenant")],
     after: Annotated[
-        str | None, Query(description="The `next_cursor` of the previous page")
+        str | None,
+        Query(
+            description="The `next_cursor` of the previous page",
+            json_schema_extra={"pattern": CURSOR_PATTERN},
+        ),
     ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 500,
 ) -> FeedbackPage:

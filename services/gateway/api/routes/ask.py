@@ -19,7 +19,7 @@ from services.gateway.api.errors import ApiError
 from services.gateway.api.routes.runs import ERRORS
 from services.gateway.api.schemas import AskResponse, ErrorBody, RunRequest
 from services.gateway.runs.models import RunStatus
-from services.gateway.runs.submit import owned_run, submit
+from services.gateway.runs.submit import MAX_IDEMPOTENCY_KEY, owned_run, submit
 
 router = APIRouter(prefix="/v1", tags=["ask"])
 
@@ -47,7 +47,14 @@ async def ask(
     clients: Clients,
     paths: Paths,
     conversations: Conversations,
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    idempotency_key: Annotated[
+        str | None,
+        # Declared, not enforced here: submit() answers a precise 400 (not a 422).
+        Header(
+            alias="Idempotency-Key",
+            json_schema_extra={"minLength": 1, "maxLength": MAX_IDEMPOTENCY_KEY},
+        ),
+    ] = None,
 ) -> AskResponse:
     """Runs the same durable run as `POST /v1/runs` and waits for its end (up to the ask
     timeout). A 504 names the run id, which stays readable at `/v1/runs/{id}`.

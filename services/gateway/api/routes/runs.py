@@ -44,8 +44,9 @@ ERRORS: dict[int | str, dict[str, object]] = {
 
 # Declared in the spec, checked by the route itself (400 invalid_last_event_id, not a
 # 422): the pattern cannot say that both parts are below 2^64, the description does.
+# An empty cursor is no cursor (replay from the start), as the route reads it.
 CURSOR_SCHEMA: dict[str, object] = {
-    "pattern": EVENT_ID_PATTERN,
+    "pattern": f"^$|{EVENT_ID_PATTERN}",
     "description": "A stream event id '<ms>-<seq>', both parts below 2^64",
 }
 
@@ -185,14 +186,17 @@ async def stream_events(
     the events after it. The stream ends after `run.completed` or `run.failed`.
     Heartbeats are SSE comments. `Last-Event-ID` wins over `?after=` (browsers keep the URL
     of the first connection and add the header on reconnect)."""
+    # Both are checked, though the header wins: a malformed ?after= beside a header
+    # was silently ignored, so a client never learnt that its cursor was wrong.
+    for given in (last_event_id, after):
+        if given is not None and given != "" and not is_event_id(given):
+            raise ApiError(
+                400,
+                "invalid_last_event_id",
+                f"Last-Event-ID {given[:64]!r} is not an event id of the form '<ms>-<seq>'"
+                " (two decimal integers below 2^64)",
+            )
     cursor = last_event_id if last_event_id is not None else after
-    if cursor is not None and cursor != "" and not is_event_id(cursor):
-        raise ApiError(
-            400,
-            "invalid_last_event_id",
-            f"Last-Event-ID {cursor[:64]!r} is not an event id of the form '<ms>-<seq>'"
-            " (two decimal integers below 2^64)",
-        )
     await owned_run(store, caller, run_id)
     where = f"read the run's final record at /v1/runs/{run_id}"
     state = await store.event_state(run_id, cursor) if cursor and cursor != "0-0" else None

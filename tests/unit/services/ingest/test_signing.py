@@ -39,6 +39,8 @@ def test_a_good_signature_returns_the_signed_time() -> None:
         ({"timestamp": "yesterday"}, "invalid_timestamp"),
         ({"signature": "md5=abc"}, "invalid_signature"),
         ({"body": BODY + b" "}, "invalid_signature"),  # one byte more
+        # A captured request re-addressed to another tenant: the body is signed.
+        ({"body": BODY.replace(b'"t"', b'"u"')}, "invalid_signature"),
         ({"timestamp": "1001"}, "invalid_signature"),  # the timestamp is signed too
         ({"delivery_id": "d-2"}, "invalid_signature"),  # and the delivery id
         ({"delivery_id": None}, "invalid_signature"),
