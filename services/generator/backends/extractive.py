@@ -620,6 +620,10 @@ _FILLER = frozenset(stem(w) for w in (
     "asked", "actually", "really", "anyone", "anything", "someone", "something", "thing",
     "things", "guys", "pls", "please", "ok", "okay", "still", "need", "needs", "want", "wants",
     "whats", "hows", "wheres", "whos",
+    # How a question asks about a thing, not the thing: "How is support computed?",
+    # "What happens if …", "What does NW-1190 mean?", "How does resume work?".
+    "computed", "calculated", "determined", "happens", "happen", "mean", "means", "work",
+    "works",
 ))  # fmt: skip
 
 

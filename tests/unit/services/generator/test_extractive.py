@@ -22,7 +22,11 @@ from services.generator.backends.base import (
     Usage,
     Verdict,
 )
-from services.generator.backends.extractive import ExtractiveConfig, ExtractiveGenerator
+from services.generator.backends.extractive import (
+    ExtractiveConfig,
+    ExtractiveGenerator,
+    question_terms,
+)
 from tests.unit.services.retriever.fakes import FakeEmbedder
 
 # As the generator serves by default: the floor and the packaged answerability model.
@@ -356,3 +360,10 @@ def test_usage_is_the_words_read_and_written() -> None:
     refused = run("What is the capital of France?")[-1]
     assert isinstance(refused, Final) and refused.usage is not None
     assert refused.usage.output_tokens == 0 and refused.usage.input_tokens > 0
+
+
+def test_the_words_of_the_asking_are_neither_covered_nor_missing() -> None:
+    # "computed" is how the question asks; a passage that answers it says "is 0.7
+    # times…". Counted as missing, it refused the question in the demo QA set.
+    assert question_terms("How is sentence support computed?") == {"sentenc", "support"}
+    assert question_terms("How long do I get to download an export?") == {"download", "export"}
