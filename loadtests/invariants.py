@@ -160,9 +160,11 @@ def _well_formed(events: Sequence[Event]) -> str | None:
             return f"malformed {event.type} {event.id}: {str(exc).splitlines()[0]}"
         if isinstance(parsed, RunStarted):
             n = parsed.attempt
-            if n != attempt + 1:
+            # Attempts only go up. A number may be skipped: an executor whose lease
+            # reply was lost when Redis died took the number and wrote nothing.
+            if n <= attempt:
                 return f"run.started attempt {n} after attempt {attempt}"
-            attempt, next_delta = attempt + 1, 0
+            attempt, next_delta = n, 0
             seen.clear()
         elif isinstance(parsed, AnswerDelta):
             index = parsed.index

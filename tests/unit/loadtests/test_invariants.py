@@ -120,9 +120,9 @@ def test_malformed_stored_logs_are_flagged() -> None:
             ev(5, "answer.delta", text=" [1]", index=2),
             *log[5:],
         ],
-        "run.started attempt 3 after attempt 1": [
+        "run.started attempt 1 after attempt 1": [
             *log[:4],
-            ev(40, "run.started", attempt=3, restarted=True),
+            ev(40, "run.started", attempt=1, restarted=True),
             *log[4:],
         ],
         "starts with run.started": log[1:],
@@ -177,3 +177,17 @@ def test_two_attempts_interleaved_in_one_log_are_flagged() -> None:
     twice = [*log[:6], ev(8, "answer.completed", answer="stale"), log[6]]
     check = stored_log(stored(twice))
     assert len(check.violations) == 1 and "a second answer.completed" in check.violations[0]
+
+
+def test_a_skipped_attempt_number_is_no_interleaving() -> None:
+    # The load test's Redis kill: an executor's lease was granted (attempt 2 taken)
+    # but the reply was lost, so it wrote nothing; attempt 3 ran the run.
+    log = good_log()
+    restarted = [
+        *log[:4],
+        ev(40, "run.started", attempt=3, restarted=True),
+        ev(41, "answer.delta", text="Again", index=0),
+        *log[-1:],
+    ]
+    check = stored_log(stored(restarted))
+    assert check.holds, check.violations
