@@ -27,12 +27,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ragway.embedding import OnnxMiniLMEmbedder
-from ragway.kb import Defaults, discover, parse_document
 from ragway_tools.channels import service_channel
-from ragway_tools.demo import DEMO_KB
+from ragway_tools.demo import demo_stack
 from ragway_tools.evaluation.qa import QASet
-from ragway_tools.launcher import Stack, StackConfig
-from ragway_tools.loading import load_documents
 from services.gateway.auth import KeyRegistry
 from services.gateway.runs.context import pack
 from services.gateway.settings import GatewaySettings
@@ -209,64 +206,53 @@ def collect(
 
 
 def samples_from_stack(qa: QASet, progress: Progress | None = None) -> list[Sample]:
-    """Start a private retriever on the QA set's knowledge base and collect its samples."""
-    import tempfile
-
+    """Start a private stack on the QA set's knowledge base and collect its samples."""
     from ragway.v1 import retriever_pb2 as pb
     from ragway.v1 import retriever_pb2_grpc as pbg
 
     gateway = GatewaySettings()
     # The floor alone decides which passages would be refused anyway: no model here.
     generator = ExtractiveGenerator(OnnxMiniLMEmbedder())
-    with tempfile.TemporaryDirectory(prefix="ragway-answerability-") as tmp:
-        # A QA set over its own knowledge base names it and its keys; else the demo's.
-        own = {"api_keys_file": qa.api_keys} if qa.api_keys is not None else {}
-        config = StackConfig.on_free_ports(Path(tmp), **own)
+    # A QA set over its own knowledge base names it and its keys; else the demo's.
+    with demo_stack(kb=qa.knowledge_base, api_keys=qa.api_keys) as stack:
+        config = stack.config
         keys = KeyRegistry.from_file(config.api_keys_file)
-        folders = list(qa.knowledge_base) or list(DEMO_KB)
-        stack = Stack(config)
-        try:
-            stack.start_backends()
-            docs = [parse_document(p, r, Defaults()) for p, r in discover(folders)]
-            load_documents(config.retriever_addr, docs, token=config.service_token)
-            with service_channel(config.retriever_addr, config.service_token) as channel:
-                stub = pbg.RetrieverStub(channel)
+        with service_channel(config.retriever_addr, config.service_token) as channel:
+            stub = pbg.RetrieverStub(channel)
 
-                def passages_of(question: str, key: str) -> list[Passage]:
-                    who = keys.authenticate(key, None)
-                    response = stub.Search(
-                        pb.SearchRequest(
-                            query=question,
-                            tenant=who.tenant,
-                            access_groups=sorted(who.groups),
-                            top_k=gateway.top_k,
-                            candidate_depth=gateway.candidate_depth,
-                            mode=pb.SEARCH_MODE_HYBRID,
-                            budget_ms=gateway.retrieval_budget_ms,
-                            unit_vectors=True,
-                        ),
-                        timeout=gateway.retrieval_budget_ms / 1000 + 30,
+            def passages_of(question: str, key: str) -> list[Passage]:
+                who = keys.authenticate(key, None)
+                response = stub.Search(
+                    pb.SearchRequest(
+                        query=question,
+                        tenant=who.tenant,
+                        access_groups=sorted(who.groups),
+                        top_k=gateway.top_k,
+                        candidate_depth=gateway.candidate_depth,
+                        mode=pb.SEARCH_MODE_HYBRID,
+                        budget_ms=gateway.retrieval_budget_ms,
+                        unit_vectors=True,
+                    ),
+                    timeout=gateway.retrieval_budget_ms / 1000 + 30,
+                )
+                return [
+                    Passage(
+                        p.number,
+                        p.hit.chunk_id,
+                        p.hit.document_id,
+                        p.hit.title,
+                        p.hit.section,
+                        p.hit.text,
+                        p.hit.url,
+                        p.hit.score,
+                        p.hit.unit_vectors,
                     )
-                    return [
-                        Passage(
-                            p.number,
-                            p.hit.chunk_id,
-                            p.hit.document_id,
-                            p.hit.title,
-                            p.hit.section,
-                            p.hit.text,
-                            p.hit.url,
-                            p.hit.score,
-                            p.hit.unit_vectors,
-                        )
-                        for p in pack(response.hits, gateway.context_token_budget, gateway.top_k)
-                    ]
+                    for p in pack(response.hits, gateway.context_token_budget, gateway.top_k)
+                ]
 
-                out: list[Sample] = []
-                for n, sample in enumerate(collect(qa, generator, passages_of), start=1):
-                    out.append(sample)
-                    if progress is not None:
-                        progress(n, len(qa.items))
-                return out
-        finally:
-            stack.stop()
+            out: list[Sample] = []
+            for n, sample in enumerate(collect(qa, generator, passages_of), start=1):
+                out.append(sample)
+                if progress is not None:
+                    progress(n, len(qa.items))
+            return out

@@ -26,6 +26,7 @@ threshold is calibrated on the tuning half of the help-centre QA set
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import re
 import threading
@@ -255,7 +256,7 @@ class ExtractiveGenerator:
         question_parts = parts(question)
         unit_vectors = self._unit_vectors(candidates)
         part_vectors = self._embedder.embed([q.text for q in question_parts])
-        passage_terms = [content_terms(f"{p.title} {p.section} {p.text}") for p in passages]
+        passage_terms = [_passage_terms(p) for p in passages]
         vocabulary = set().union(*passage_terms)
         row_keys = {p.number: _row_keys(self._passage_units(p)) for p in passages}
         cfg = self._config
@@ -269,8 +270,7 @@ class ExtractiveGenerator:
             q_terms = question_terms(part.text)
             weights = _term_weights(q_terms, passage_terms)
             total_weight = sum(weights.values())
-            missing = sum(weights[t] for t in q_terms if not _known(t, vocabulary))
-            missing_share = missing / total_weight if total_weight else 0.0
+            missing_share, _ = _missing(q_terms, weights, vocabulary)
             # A name the question gives (capitalised inside it: "Northwind", "Team
             # plan") that no passage knows, even misspelt, is something the evidence
             # is not about: the question is about another product, tenant or plan.
@@ -427,13 +427,10 @@ class ExtractiveGenerator:
             0.0,
         )
         text = parts(question)[best.part].text
-        passage_terms = [content_terms(f"{p.title} {p.section} {p.text}") for p in passages]
-        vocabulary = set().union(*passage_terms)
+        passage_terms = [_passage_terms(p) for p in passages]
         q_terms = question_terms(text)
         weights = _term_weights(q_terms, passage_terms)
-        total = sum(weights.values())
-        absent = {t for t in q_terms if not _known(t, vocabulary)}
-        missing = sum(weights[t] for t in absent) / total if total else 0.0
+        missing, absent = _missing(q_terms, weights, set().union(*passage_terms))
         said = [w for w in words(_WORD_HYPHEN.sub(" ", text)) if stem(w) in absent]
         return Evidence(
             support=best.support,
@@ -501,11 +498,6 @@ class ExtractiveGenerator:
             yield with_word_usage(event, request)
 
     async def _generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
-        if not request.passages:
-            yield _refusal(
-                RefusalReason.NO_EVIDENCE, "No passage in the knowledge base matched the question."
-            )
-            return
         # Embedding is CPU work: keep it off the event loop.
         scored = await asyncio.to_thread(self.score, request.question, request.passages)
         async for event in self._answer(request, scored):
@@ -687,7 +679,28 @@ def _has_digit(term: str) -> bool:
     return any(c.isdigit() for c in term)
 
 
-def _term_weights(terms: set[str], passage_terms: Sequence[set[str]]) -> dict[str, float]:
+@functools.lru_cache(maxsize=4096)
+def _terms_of(title: str, section: str, text: str) -> frozenset[str]:
+    return frozenset(content_terms(f"{title} {section} {text}"))
+
+
+def _passage_terms(p: Passage) -> frozenset[str]:
+    """A passage's content terms with its title and heading; parsed once per text,
+    since both the scoring and the answerability evidence read them."""
+    return _terms_of(p.title, p.section, p.text)
+
+
+def _missing(
+    q_terms: set[str], weights: dict[str, float], vocabulary: set[str]
+) -> tuple[float, set[str]]:
+    """The weighted share of the question's terms that no passage has (even misspelt),
+    and those terms."""
+    absent = {t for t in q_terms if not _known(t, vocabulary)}
+    total = sum(weights.values())
+    return (sum(weights[t] for t in absent) / total if total else 0.0), absent
+
+
+def _term_weights(terms: set[str], passage_terms: Sequence[frozenset[str]]) -> dict[str, float]:
     """IDF of each question term over the retrieved passages (smoothed, always > 0)."""
     n = len(passage_terms)
     return {t: math.log(1 + (n + 1) / (sum(t in pt for pt in passage_terms) + 1)) for t in terms}
