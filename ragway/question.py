@@ -76,7 +76,13 @@ def _any(*alternatives: str) -> re.Pattern[str]:
 # (pattern on the question, answer type): the first that matches wins.
 _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
     (
-        _any(r"how (?:long|soon|often|frequently|far back|old|fast|quickly)", "response time"),
+        _any(
+            r"how (?:long|soon|often|frequently|far back|far in advance|old|fast|quickly|"
+            r"early|late)",
+            "how much time",
+            "response time",
+            "time span",
+        ),
         AnswerType.DURATION,
     ),
     (
@@ -284,3 +290,30 @@ def holds(text: str, kind: AnswerType) -> bool:
     if kind is AnswerType.NUMBER:
         return bool(pattern.search(text))
     return bool(pattern.search(text))
+
+
+# A question after a limit ("the longest", "up to how many", "how early can"), and
+# the words a page states one with ("up to 300 pages", "at most 8", "from 1 to 168
+# hours"): of two sentences about the same thing, the one stating the limit answers.
+_ASKS_BOUND = re.compile(
+    r"\b(?:max(?:imum)?|min(?:imum)?|longest|shortest|largest|biggest|smallest|highest|"
+    r"lowest|most|fewest|limits?|cap|up to|at most|at least|how (?:long|many|much|big|large|"
+    r"early|late|far|old)\b.*\bcan)\b",
+    re.I,
+)
+_STATES_BOUND = re.compile(
+    r"\b(?:up to|at most|at least|max(?:imum)?|min(?:imum)?|no (?:more|fewer|less|later|"
+    r"earlier) than|or (?:fewer|less|more)|limit(?:ed)? (?:to|of|is)|cannot exceed|as (?:many|"
+    r"much|long) as|capped at)\b|\bfrom \d[\d,.]* to \d|\bbetween \d[\d,.]* and \d",
+    re.I,
+)
+
+
+def asks_bound(question: str) -> bool:
+    """Whether the question asks for a limit (a maximum, minimum or range)."""
+    return bool(_ASKS_BOUND.search(question))
+
+
+def states_bound(text: str) -> bool:
+    """Whether the text states a limit of something ("up to 300 pages")."""
+    return bool(_STATES_BOUND.search(text))

@@ -148,7 +148,15 @@ def _stemmer() -> tantivy.TextAnalyzer:
 
 def stem(word: str) -> str:
     tokens = _stemmer().analyze(word)
-    return tokens[0] if tokens else word
+    out = tokens[0] if tokens else word
+    # Snowball keeps the plural "s" of a word without a vowel before it, so
+    # "PDFs", "SDKs" and "SREs" would never meet "PDF", "SDK" and "SRE".
+    if out == word and len(word) >= 4 and word.endswith("s") and not word.endswith(_KEEP_S):
+        return word[:-1]
+    return out
+
+
+_KEEP_S = ("ss", "us", "is")
 
 
 def content_terms(text: str) -> set[str]:

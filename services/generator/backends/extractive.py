@@ -38,7 +38,15 @@ import numpy as np
 import numpy.typing as npt
 
 from ragway.embedding import Embedder
-from ragway.question import AnswerType, QuestionPart, counted, holds, parts
+from ragway.question import (
+    AnswerType,
+    QuestionPart,
+    asks_bound,
+    counted,
+    holds,
+    parts,
+    states_bound,
+)
 from ragway.text import content_terms as _content_terms
 from ragway.text import stem, words
 from ragway.unit_vectors import embedding_text, unpack
@@ -79,8 +87,9 @@ _WORD_HYPHEN = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 # Items a lead-in ("The following roles can export data:") is answered with.
 MAX_LISTED_ITEMS = 8
-# 3: the answerability model decides above the support floor.
-POLICY_VERSION = "extractive-policy-3"
+# 3: the answerability model decides above the support floor. 4: limits, prohibitions,
+# whole lists and acronym plurals in the selection.
+POLICY_VERSION = "extractive-policy-4"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +117,9 @@ class ExtractiveConfig:
     # How much a row loses when the question names another entity than its key:
     # asked for API Plus's price, the Large Meetings row's price is no answer.
     other_row_weight: float = 0.15
+    # How much a unit stating a limit ("up to 300 pages") gains when the question
+    # asks for one ("how long can a PDF be").
+    bound_weight: float = 0.04
     # Support lost per unit of the question's (rarity-weighted) terms that no
     # retrieved passage contains, even misspelt: "the Premium plan" when no
     # passage knows a Premium plan is a question the evidence does not answer.
@@ -125,7 +137,7 @@ class ExtractiveConfig:
         if self.max_sentences < 1:
             raise ValueError(f"max_sentences must be >= 1, got {self.max_sentences}")
         weights: tuple[str, ...] = ("type_weight", "lack_weight", "strict_lack_weight")
-        weights += ("key_weight", "other_row_weight", "missing_weight")
+        weights += ("key_weight", "other_row_weight", "missing_weight", "bound_weight")
         for name in (*weights, "missing_name_weight"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -292,6 +304,7 @@ class ExtractiveGenerator:
                 for i, vector in zip(focused, vectors, strict=True):
                     cosines[i] = max(cosines[i], float(vector @ part_vectors[n]))
             ordinal = _ordinal(part.text)
+            bound = asks_bound(part.text)
             noun = counted(part.text)
             noun_stem = stem(noun) if noun else None
             for (p, u), cos, text, context_terms in zip(
@@ -302,16 +315,14 @@ class ExtractiveGenerator:
                 support = w * float(np.clip(cos, 0.0, 1.0)) + (1 - w) * coverage
                 support -= cfg.missing_weight * missing_share
                 support -= cfg.missing_name_weight * min(names_missing, 2)
+                if bound and states_bound(text):
+                    support += cfg.bound_weight
                 if ordinal is not None and u.kind == "item" and _item_number(u) == ordinal:
                     support += cfg.key_weight
                 if part.answer_type not in (AnswerType.ANY, AnswerType.NAME):
                     # Lacking the asked kind costs less than holding it gains
                     # (lack_weight): the question's wording can mislead.
-                    holding = holds(text, part.answer_type)
-                    if holding and noun_stem is not None:
-                        # "how many codes" is answered by "12 recovery codes" or
-                        # "Max codes: 12", not by any number.
-                        holding = _counts(text, noun_stem)
+                    holding = _holds_asked(text, part.answer_type, noun_stem)
                     lack = (
                         cfg.strict_lack_weight
                         if part.answer_type in _STRICT_TYPES
@@ -493,6 +504,36 @@ class ExtractiveGenerator:
                 return replace(chosen, text=f"{chosen.text} {_unnumbered(following[0].text)}")
         return chosen
 
+    def _whole_lists(self, chosen: list[ScoredUnit]) -> list[ScoredUnit]:
+        """Two or more items of one list answer as the list: its lead-in and items.
+
+        "What are guests not allowed to do?" matches several items of "Guests
+        cannot:", and three of its five items would read as the whole answer.
+        """
+        groups: dict[tuple[int, str], list[int]] = {}
+        for i, s in enumerate(chosen):
+            if s.unit is not None and s.unit.kind == "item" and s.unit.key:
+                groups.setdefault((s.passage.number, s.unit.key), []).append(i)
+        out: list[ScoredUnit] = []
+        for i, s in enumerate(chosen):
+            unit = s.unit
+            group = (
+                groups.get((s.passage.number, unit.key))
+                if unit is not None and unit.kind == "item"
+                else None
+            )
+            if unit is None or group is None or len(group) < 2:
+                out.append(s)
+            elif group[0] == i:
+                items = [
+                    _unnumbered(u.text)
+                    for u in self._passage_units(s.passage)
+                    if u.kind == "item" and u.key == unit.key
+                ]
+                listed = "; ".join(items[:MAX_LISTED_ITEMS])
+                out.append(replace(s, text=f"{unit.key} {listed}"))
+        return out
+
     async def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
         async for event in self._generate(request):
             yield with_word_usage(event, request)
@@ -518,10 +559,12 @@ class ExtractiveGenerator:
             yield refused
             return
         best = scored[0].support
-        chosen = [
-            self._complete(u, request.question)
-            for u in self.select(scored, request.max_output_tokens, request.min_support)
-        ]
+        chosen = self._whole_lists(
+            [
+                self._complete(u, request.question)
+                for u in self.select(scored, request.max_output_tokens, request.min_support)
+            ]
+        )
         index = 0
         pieces: list[str] = []
         for n, unit in enumerate(chosen):
@@ -625,8 +668,19 @@ def question_terms(text: str) -> set[str]:
 
 
 def content_terms(text: str) -> set[str]:
-    """The content terms the selection compares: hyphenated words as their parts."""
+    """The content terms the selection compares: hyphenated words as their parts,
+    and every way of saying that something may not be done as one term."""
+    text = _NOT_ALLOWED.sub(" cannot ", text)
     return _content_terms(_THOUSANDS.sub("", _WORD_HYPHEN.sub(" ", text)))
+
+
+# "What are guests not allowed to do?" is answered by "Guests cannot: install apps":
+# a prohibition is one idea however it is worded, so both sides read it as "cannot".
+_NOT_ALLOWED = re.compile(
+    r"\b(?:(?:is|are|be)\s+)?(?:not|\w+n't)\s+(?:allowed|permitted|able)(?:\s+to)?\b|"
+    r"\bcan(?:'t|\s+not|not)\b|\bunable\s+to\b|\bprohibited\b|\bforbidden\s+to\b",
+    re.I,
+)
 
 
 _COUNT_TOKEN = re.compile(r"\d[\d,.]*|[A-Za-z][\w-]*|:")
@@ -647,6 +701,15 @@ def _counts(text: str, noun_stem: str) -> bool:
         if i >= 2 and tokens[i - 1] == ":" and stem(tokens[i - 2].lower()) == noun_stem:
             return True
     return False
+
+
+def _holds_asked(text: str, kind: AnswerType, noun_stem: str | None) -> bool:
+    """Whether ``text`` holds a value of the asked kind: for "how many codes", a
+    number of codes ("12 recovery codes", "Max codes: 12"), not any number."""
+    holding = holds(text, kind)
+    if holding and noun_stem is not None:
+        holding = _counts(text, noun_stem)
+    return holding
 
 
 def _row_keys(passage_units: Sequence[Unit]) -> dict[int, set[str]]:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from ragway.question import AnswerType, answer_type, counted, holds, parts
+from ragway.question import (
+    AnswerType,
+    answer_type,
+    asks_bound,
+    counted,
+    holds,
+    parts,
+    states_bound,
+)
 
 
 @pytest.mark.parametrize(
@@ -100,3 +108,37 @@ def test_how_many_names_the_thing_it_counts() -> None:
     assert counted("how many times are failed webhooks retried") == "times"
     assert counted("How many co-hosts can I add to a meeting?") == "co-hosts"
     assert counted("How long are deleted files kept?") is None
+
+
+def test_how_early_and_how_late_ask_for_a_duration() -> None:
+    assert answer_type("How early can attendees join before the host?") is AnswerType.DURATION
+    assert answer_type("How late can I cancel a booking?") is AnswerType.DURATION
+    assert answer_type("What's the longest time span one report can cover?") is AnswerType.DURATION
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("What's the longest time span one CSV report can cover?", True),
+        ("Up to how long can a PDF be and still get a preview?", True),
+        ("How many co-hosts can I add?", True),
+        ("What's the maximum session length?", True),
+        ("How do I export my data?", False),
+        ("Which roles can export data?", False),
+    ],
+)
+def test_a_question_after_a_limit_is_recognised(question: str, asks: bool) -> None:
+    assert asks_bound(question) is asks
+
+
+def test_the_ways_a_page_states_a_limit() -> None:
+    for text in (
+        "PDFs up to 300 pages are previewed.",
+        "A single export can cover at most 31 days.",
+        "You can set it anywhere from 1 to 168 hours.",
+        "Between 2 and 8 co-hosts.",
+        "Uploads are limited to 750 MB.",
+        "No more than 5 exports run at once.",
+    ):
+        assert states_bound(text), text
+    assert not states_bound("Export files stay available for download for 5 days.")

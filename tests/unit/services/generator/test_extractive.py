@@ -25,6 +25,7 @@ from services.generator.backends.base import (
 from services.generator.backends.extractive import (
     ExtractiveConfig,
     ExtractiveGenerator,
+    content_terms,
     question_terms,
 )
 from tests.unit.services.retriever.fakes import FakeEmbedder
@@ -367,3 +368,56 @@ def test_the_words_of_the_asking_are_neither_covered_nor_missing() -> None:
     # times…". Counted as missing, it refused the question in the demo QA set.
     assert question_terms("How is sentence support computed?") == {"sentenc", "support"}
     assert question_terms("How long do I get to download an export?") == {"download", "export"}
+
+
+def test_a_prohibition_is_one_idea_however_it_is_worded() -> None:
+    assert question_terms("What are guests not allowed to do?") == {"guest", "cannot"}
+    assert question_terms("Which members aren't permitted to post?") == {"member", "cannot", "post"}
+    assert "cannot" in content_terms("Guests can't install apps.")
+    assert "cannot" in content_terms("Guests are unable to install apps.")
+
+
+GUESTS = Passage(
+    1,
+    "guests#limits",
+    "guest-accounts",
+    "Guest accounts",
+    "Guest permissions",
+    "Guests can read and post in the channels they are invited to.\n\n"
+    "Guests cannot:\n\n"
+    "- install apps\n"
+    "- create channels or invite other people\n"
+    "- see the member directory\n"
+    "- start a huddle with more than 3 people\n"
+    "- export data\n\n"
+    "Shared-channel participants don't count as guests and don't use up your guest allowance.",
+)
+
+
+def test_several_items_of_one_list_answer_as_the_whole_list() -> None:
+    # Three of the five items chosen one by one read as if they were all of them.
+    final = answer_of("What are guests not allowed to do?", [GUESTS, TRASH])
+    assert final.verdict is Verdict.GROUNDED
+    assert final.answer.startswith("Guests cannot: install apps; create channels")
+    for item in ("member directory", "more than 3 people", "export data"):
+        assert item in final.answer
+    assert final.answer.count("Guests cannot") == 1
+
+
+PREVIEWS = Passage(
+    1,
+    "files#previews",
+    "file-previews",
+    "File previews",
+    "Previews",
+    "Video previews are generated for MP4 and MOV files; other formats can be downloaded "
+    "but do not play inline. Northwind generates previews for images up to 40 megapixels "
+    "and for PDFs up to 300 pages. Previews are cached for a week.",
+)
+
+
+def test_a_question_after_a_limit_is_answered_by_the_sentence_stating_one() -> None:
+    question = "Up to how long can a PDF be and still get an inline preview?"
+    best = GEN.score(question, [PREVIEWS])[0]
+    assert "PDFs up to 300 pages" in best.text
+    assert "300 pages" in answer_of(question, [PREVIEWS]).answer
