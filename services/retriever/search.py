@@ -32,6 +32,7 @@ from typing import TypeVar
 
 from ragway.embedding import Embedder, Vectors
 from ragway.question import parts
+from ragway.units import plain
 from services.retriever import tracing
 from services.retriever.catalog import Build
 from services.retriever.fusion import reciprocal_rank_fusion
@@ -106,7 +107,9 @@ def _references(top: Sequence[Hit]) -> list[tuple[int, str]]:
     """(position, named page) of the first references in the top hits."""
     out: list[tuple[int, str]] = []
     for i, hit in enumerate(top):
-        for m in _SEE.finditer(hit.chunk.text):
+        # Read as plain text: "see the **Huddle participants** column in
+        # [Plans and pricing](https://…)" names its page only without the markup.
+        for m in _SEE.finditer(plain(hit.chunk.text)):
             out.append((i, m.group(1).strip()))
             if len(out) == MAX_REFERENCES:
                 return out

@@ -30,6 +30,22 @@ def test_a_reference_is_the_capitalised_name_after_see() -> None:
     ]  # at most two references are followed
 
 
+def test_a_reference_written_in_markdown_is_read_as_its_plain_words() -> None:
+    # As the page is written: emphasis, a link and a line break inside the reference.
+    found = _references(
+        hits(
+            record(
+                "huddles#size",
+                "The number of people who can be in one huddle depends on the plan: see the\n"
+                "**Huddle participants** column in\n"
+                "[Plans and pricing](https://help.northwind.example/plans-and-pricing). A huddle\n"
+                "can last up to **8 hours**.",
+            )
+        )
+    )
+    assert found == [(0, "Huddle participants column in Plans and pricing")]
+
+
 def test_lower_case_see_is_not_a_reference() -> None:
     assert _references(hits(record("a#1", "You will see a banner with the error code."))) == []
 
