@@ -34,6 +34,7 @@ from services.retriever.catalog_store import (
     CANDIDATE,
     LIVE,
     BuildStateError,
+    CatalogStore,
     CatalogUnavailableError,
     DocKey,
     TouchedLog,
@@ -300,6 +301,36 @@ class RedisCatalogStore:
 
     def touched_log(self, build_id: str) -> TouchedLog:
         return RedisTouchedLog(self._r, self._touched_key(build_id))
+
+    def adopt(self, source: CatalogStore) -> int:
+        """Copy another store's builds, aliases and history in, once, if this one has none.
+
+        For a retriever moving from its file catalog to the shared one (a compose
+        volume that kept its aliases.json): its promoted builds stay known. Of
+        replicas starting at once only the first adopts (a key set if absent), so
+        a second data root never merges into the first. Returns the builds copied."""
+        with _unavailable():
+            if self._r.exists(self._aliases_key) or not self._r.set(
+                self._prefix + "adopted", "1", nx=True
+            ):
+                return 0
+            copied = 0
+            for build_id in reversed(source.build_ids()):
+                manifest = source.manifest(build_id)
+                if manifest is None:
+                    continue
+                try:
+                    self.create(build_id, manifest)
+                except FileExistsError:
+                    continue
+                self.touched_log(build_id).add(source.touched_log(build_id).members())
+                copied += 1
+            history = source.live_history()
+            if history:
+                self._r.rpush(self._history_key, *history)
+            for alias, build_id in source.aliases().items():
+                self.set_alias(alias, build_id)
+        return copied
 
     def close(self) -> None:
         self._r.close()

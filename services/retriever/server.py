@@ -106,13 +106,25 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
 
 
 def create_store(settings: RetrieverSettings) -> CatalogStore:
-    if settings.catalog_store == "redis":
-        return RedisCatalogStore.from_url(
-            settings.redis_url,
-            prefix=settings.catalog_redis_prefix,
-            timeout_s=settings.catalog_redis_timeout_s,
-        )
-    return FileCatalogStore(settings.index_dir)
+    files = FileCatalogStore(settings.index_dir)
+    if settings.catalog_store == "file":
+        return files
+    store = RedisCatalogStore.from_url(
+        settings.redis_url,
+        prefix=settings.catalog_redis_prefix,
+        timeout_s=settings.catalog_redis_timeout_s,
+    )
+    if files.aliases():  # this data root had a file catalog: keep its builds known
+        try:
+            copied = store.adopt(files)
+        except CatalogUnavailableError as exc:
+            raise ValueError(f"{exc} (RAGWAY_CATALOG_STORE=redis, RAGWAY_REDIS_URL)") from exc
+        if copied:
+            log.info(
+                "file catalog adopted into the shared catalog",
+                extra={"builds": copied, "index_dir": str(settings.index_dir)},
+            )
+    return store
 
 
 def _load(settings: RetrieverSettings, path: Path) -> Reranker:

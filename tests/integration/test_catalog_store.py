@@ -215,3 +215,26 @@ def test_without_redis_a_search_serves_the_alias_last_read_and_changes_fail(
             store.promote("b0", expected_live="")
     finally:
         s.stop()
+
+
+def test_a_file_catalog_is_adopted_once_into_an_empty_shared_one(
+    server: Stack, prefix: str, tmp_path: Path
+) -> None:
+    files = BuildCatalog(tmp_path / "a", embedding_model="m", dim=384)
+    first = files.ensure_live()
+    a = sealed(files)
+    files.promote(a)
+    files.open(a).mark_touched([("t", "doc")])
+    files.close()
+
+    shared = replica(server, prefix)
+    assert shared.adopt(FileCatalogStore(tmp_path / "a")) == 2
+    assert shared.aliases() == {LIVE: a} and shared.live_history() == [first, a]
+    assert shared.manifest(a) == FileCatalogStore(tmp_path / "a").manifest(a)
+    assert shared.touched_log(a).members() == {("t", "doc")}
+    # A second replica's data root (or a restart) never merges into it again.
+    other = BuildCatalog(tmp_path / "b", embedding_model="m", dim=384)
+    other.ensure_live("b-other")
+    other.close()
+    assert replica(server, prefix).adopt(FileCatalogStore(tmp_path / "b")) == 0
+    assert "b-other" not in shared.build_ids() and shared.alias(LIVE) == a
