@@ -12,7 +12,8 @@ from ragway.settings import RedisClientSettings
 
 class RetrieverSettings(RedisClientSettings):
     retriever_listen: str = "127.0.0.1:7101"
-    # Where knowledge builds live; this process is their only reader and writer.
+    # Where knowledge builds live. Embedded engines: this process is their only
+    # reader and writer (a shared catalog does not share their files).
     index_dir: Path = Path("var/index")
     # Where the build catalog (aliases, manifests, promotion history) lives:
     # "file" under index_dir, for one retriever process; "redis" at redis_url,
