@@ -238,3 +238,21 @@ def test_a_file_catalog_is_adopted_once_into_an_empty_shared_one(
     other.close()
     assert replica(server, prefix).adopt(FileCatalogStore(tmp_path / "b")) == 0
     assert "b-other" not in shared.build_ids() and shared.alias(LIVE) == a
+
+
+@pytest.mark.parametrize("initial", ["b-initial", None])
+def test_replicas_starting_at_once_agree_on_one_live_build(
+    server: Stack, prefix: str, tmp_path: Path, initial: str | None
+) -> None:
+    catalogs = [
+        BuildCatalog(
+            tmp_path / f"r{i}", embedding_model="m", dim=384, store=replica(server, prefix)
+        )
+        for i in range(REPLICAS)
+    ]
+    lives = race([partial(c.ensure_live, initial) for c in catalogs])
+    assert len(set(map(str, lives))) == 1 and not isinstance(lives[0], Exception), lives
+    # A replica whose own unnamed build lost the race removed it again.
+    assert catalogs[0].build_ids() == [lives[0]]
+    for c in catalogs:
+        c.close()
