@@ -277,6 +277,22 @@ class Stack:
         addr = self.config.retriever_addr if name == "retriever" else self.config.generator_addr
         self.wait_grpc(name, addr)
 
+    def start_retriever(
+        self, name: str = "retriever", port: int | None = None, env: dict[str, str] | None = None
+    ) -> str:
+        """A retriever replica on its own port (default: the configured one) and log;
+        ``env`` sets its own settings (data root, catalog store). Returns its address.
+
+        Replicas share a build catalog with RAGWAY_CATALOG_STORE=redis; embedded
+        engines need a data root each (docs/deployment.md#shared-build-state)."""
+        port = self.config.retriever_port if port is None else port
+        addr = f"{self.config.host}:{port}"
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        own = {"RAGWAY_RETRIEVER_LISTEN": addr, "RAGWAY_METRICS_PORT": "0"}
+        self._spawn(name, [sys.executable, "-m", "services.retriever"], own | (env or {}))
+        self.wait_grpc(name, addr)
+        return addr
+
     def metrics_url(self, name: str) -> str | None:
         """Where the retriever's or generator's /metrics is served; None when off."""
         port = self._metrics_port(name)

@@ -4,10 +4,11 @@ CreateBuild, SealBuild, ListBuilds, ShowBuild, PromoteBuild, RollbackBuild,
 DeleteBuild and DescribeBuild translate between gRPC and the build catalog
 (services/retriever/catalog.py), whose errors become status codes here:
 
-    UnknownBuildError  → NOT_FOUND
-    BuildStateError    → FAILED_PRECONDITION
-    FileExistsError    → ALREADY_EXISTS
-    ValueError         → INVALID_ARGUMENT
+    UnknownBuildError        → NOT_FOUND
+    BuildStateError          → FAILED_PRECONDITION
+    CatalogUnavailableError  → UNAVAILABLE (a shared catalog's Redis did not answer)
+    FileExistsError          → ALREADY_EXISTS
+    ValueError               → INVALID_ARGUMENT
 
 They share the proto's one ``Retriever`` service with search and writes, and a
 gRPC service has one servicer, so ``BuildAdmin`` is a mixin of
@@ -35,6 +36,7 @@ from services.retriever.catalog import (
     BuildStateError,
     UnknownBuildError,
 )
+from services.retriever.catalog_store import CatalogUnavailableError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -143,6 +145,10 @@ class BuildAdmin:
             )
         except UnknownBuildError as exc:
             await abort(context, grpc.StatusCode.NOT_FOUND, str(exc))
+        except BuildStateError as exc:  # a shared catalog's build not on this data root
+            await abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+        except CatalogUnavailableError as exc:
+            await abort(context, grpc.StatusCode.UNAVAILABLE, str(exc))
 
     async def _info(self, build_id: str, context: grpc.aio.ServicerContext) -> pb.BuildInfo:
         c = self._catalog
@@ -163,6 +169,8 @@ class BuildAdmin:
             await abort(context, grpc.StatusCode.NOT_FOUND, str(exc))
         except BuildStateError as exc:
             await abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+        except CatalogUnavailableError as exc:
+            await abort(context, grpc.StatusCode.UNAVAILABLE, str(exc))
         except FileExistsError:
             await abort(context, grpc.StatusCode.ALREADY_EXISTS, "that build id exists already")
         except ValueError as exc:

@@ -41,6 +41,10 @@ class Engines(Protocol):
 
     def publish_alias(self, alias: str, build_id: str) -> None: ...
 
+    def in_folder(self) -> tuple[str, ...]:
+        """The roles ("sparse", "dense") whose index lives in the build's local folder."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -54,7 +58,10 @@ class EmbeddedEngines:
         return EdgeDenseIndex(folder / "dense", dim=dim)
 
     def publish_alias(self, alias: str, build_id: str) -> None:
-        """Embedded builds have no server-side names: aliases.json is the only mapping."""
+        """Embedded builds have no server-side names: the catalog store's is the only mapping."""
+
+    def in_folder(self) -> tuple[str, ...]:
+        return ("sparse", "dense")
 
     def close(self) -> None:
         """Each index closes itself through its build."""
@@ -97,6 +104,14 @@ class ConfiguredEngines:
             qdrant_dense.swap_alias(
                 self.qdrant(), s.qdrant_collection_prefix + alias, collection.collection
             )
+
+    def in_folder(self) -> tuple[str, ...]:
+        s = self.settings
+        return tuple(
+            role
+            for role, backend in (("sparse", s.sparse_backend), ("dense", s.dense_backend))
+            if backend == "embedded"
+        )
 
     def _opensearch_index(self, build_id: str) -> OpenSearchSparseIndex:
         s = self.settings

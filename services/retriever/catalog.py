@@ -1,55 +1,74 @@
-"""Knowledge builds on disk and the aliases that point at them.
+"""Knowledge builds and the aliases that point at them.
+
+The catalog's state (aliases, manifests, promotion history, touched documents)
+lives in a ``CatalogStore`` (catalog_store.py): files under the data root by
+default, or Redis shared by every replica (catalog_redis.py). The indexes live
+where the engines keep them (backends.py): the embedded ones in the data root,
+
+    <root>/builds/<id>/sparse/     tantivy index
+    <root>/builds/<id>/dense/      qdrant-edge shard
+
+and the server ones in OpenSearch and Qdrant. With the file store the data root
+also holds
 
     <root>/aliases.json            {"live": "b-20261130-061500-3f2a", "candidate": ...}
     <root>/live-history.json       ["b-…-old", "b-…-new"]  (promotions; rollback pops)
     <root>/builds/<id>/manifest.json
     <root>/builds/<id>/touched.json  documents changed by incremental (webhook) writes
-    <root>/builds/<id>/sparse/     tantivy index
-    <root>/builds/<id>/dense/      qdrant-edge shard
-
-Every file is replaced with write-to-temp + rename, so readers see either the
-old or the new content, never a torn one.
 
 Life of a build (docs/ingestion.md):
 
     create (status building, optionally aliased `candidate`)
       ▸ bulk upserts ▸ seal (status ready, counts and checksums)
-      ▸ promote: checks, then `live` := build in one rename; history += build
+      ▸ promote: checks, then `live` := build in one atomic step; history += build
       ▸ rollback: history.pop(); `live` := history[-1]
       ▸ delete: only when no alias and no rollback step names it
+
+Every request resolves its build name through the store, so when the store is
+shared, a promotion through any replica is served by every replica on its next
+request, and a restarted replica comes back on the same ``live``.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import secrets
 import shutil
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from services.retriever.backends import EmbeddedEngines, Engines
+from services.retriever.catalog_store import (
+    CANDIDATE,
+    LIVE,
+    BuildStateError,
+    CatalogStore,
+    DocKey,
+    FileCatalogStore,
+    TouchedLog,
+    UnknownBuildError,
+)
 from services.retriever.engines.tantivy_sparse import SCHEMA_VERSION
 from services.retriever.indexes import DenseIndex, SparseIndex
 
-LIVE = "live"
-CANDIDATE = "candidate"
+__all__ = [
+    "BUILDING",
+    "CANDIDATE",
+    "LIVE",
+    "READY",
+    "Build",
+    "BuildCatalog",
+    "BuildStateError",
+    "UnknownBuildError",
+]
+
 BUILDING = "building"
 READY = "ready"
 _BUILD_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-
-
-class UnknownBuildError(LookupError):
-    pass
-
-
-class BuildStateError(RuntimeError):
-    """The operation does not fit the build's state (unsealed, still aliased, raced)."""
 
 
 @dataclass
@@ -60,62 +79,75 @@ class Build:
     write_lock: threading.Lock
     folder: Path | None = None
     # (tenant, document id) changed by incremental writes; bulk writes skip them.
-    touched: set[tuple[str, str]] = field(default_factory=set)
+    touched_log: TouchedLog | None = None
+
+    @property
+    def touched(self) -> set[DocKey]:
+        """The touched documents now (read it once per decision: a shared store is asked)."""
+        return self.touched_log.members() if self.touched_log is not None else set()
 
     def close(self) -> None:
         self.sparse.close()
         self.dense.close()
 
-    def mark_touched(self, keys: Iterable[tuple[str, str]]) -> None:
+    def mark_touched(self, keys: Iterable[DocKey]) -> None:
         """Record incrementally written documents (call under write_lock)."""
-        new = set(keys) - self.touched
-        if not new or self.folder is None:
-            return
-        self.touched |= new
-        _atomic_write(
-            self.folder / "touched.json", json.dumps(sorted(list(k) for k in self.touched))
-        )
+        if self.touched_log is not None:
+            self.touched_log.add(set(keys))
 
 
 class BuildCatalog:
     def __init__(
-        self, root: Path, *, embedding_model: str, dim: int, engines: Engines | None = None
+        self,
+        root: Path,
+        *,
+        embedding_model: str,
+        dim: int,
+        engines: Engines | None = None,
+        store: CatalogStore | None = None,
     ) -> None:
-        self._root = root
         self._builds_dir = root / "builds"
         self._builds_dir.mkdir(parents=True, exist_ok=True)
         self._embedding_model = embedding_model
         self._dim = dim
         self._open: dict[str, Build] = {}
         self._engines: Engines = engines or EmbeddedEngines()
+        self._store: CatalogStore = store or FileCatalogStore(root)
         self._lock = threading.Lock()
 
     def aliases(self) -> dict[str, str]:
-        path = self._root / "aliases.json"
-        if not path.exists():
-            return {}
-        data = json.loads(path.read_text())
-        if not isinstance(data, dict):
-            raise ValueError(f"{path} must hold a JSON object")
-        return {str(k): str(v) for k, v in data.items()}
+        return self._store.aliases()
 
     def resolve(self, name: str) -> str:
         name = name or LIVE
-        aliases = self.aliases()
-        if name in aliases:
-            return aliases[name]
-        if (self._builds_dir / name / "manifest.json").exists():
+        target = self._store.alias(name)
+        if target is not None:
+            return target
+        if self._store.has_build(name):
             return name
         raise UnknownBuildError(f"no build or alias named {name!r}")
 
     def ensure_live(self, initial_build_id: str | None = None) -> str:
-        """Point ``live`` at a build, creating an empty one (named, if given) on first start."""
+        """Point ``live`` at a build, creating an empty one (named, if given) on first start.
+
+        Replicas sharing a store may start at once: the first to set ``live`` wins,
+        and the others serve its build (a replica's own unnamed build is removed)."""
         try:
             return self.resolve(LIVE)
         except UnknownBuildError:
+            pass
+        try:
             build_id = self.create(initial_build_id)
-            self.set_alias(LIVE, build_id)
-            return build_id
+            own = initial_build_id is None
+        except FileExistsError:
+            if initial_build_id is None:
+                raise
+            build_id, own = initial_build_id, False  # another replica created it
+        if not self._store.set_alias(LIVE, build_id, only_if_absent=True) and own:
+            self.delete(build_id)
+        live = self.resolve(LIVE)
+        self._engines.publish_alias(LIVE, live)
+        return live
 
     def create(
         self,
@@ -132,8 +164,6 @@ class BuildCatalog:
             raise ValueError(
                 f"invalid build id {build_id!r}: use [a-z0-9._-], at most 64 characters"
             )
-        folder = self._builds_dir / build_id
-        folder.mkdir(parents=True, exist_ok=False)
         manifest = {
             "build_id": build_id,
             "created_at": int(time.time()),
@@ -144,41 +174,27 @@ class BuildCatalog:
             "config": config or {},
             "source": source,
         }
-        _atomic_write(folder / "manifest.json", json.dumps(manifest, indent=2))
+        self._store.create(build_id, manifest)
         return build_id
 
     def manifest(self, build_id: str) -> dict[str, Any]:
-        path = self._builds_dir / build_id / "manifest.json"
-        if not path.exists():
+        manifest = self._store.manifest(build_id)
+        if manifest is None:
             raise UnknownBuildError(f"no build {build_id!r}")
-        data = json.loads(path.read_text())
-        if not isinstance(data, dict):
-            raise ValueError(f"{path} must hold a JSON object")
-        return data
+        return manifest
 
     def update_manifest(self, build_id: str, **fields: Any) -> dict[str, Any]:
-        with self._lock:
-            manifest = self.manifest(build_id) | fields
-            _atomic_write(
-                self._builds_dir / build_id / "manifest.json", json.dumps(manifest, indent=2)
-            )
-            return manifest
+        return self._store.update_manifest(build_id, fields)
 
     def build_ids(self) -> list[str]:
-        """Every build on disk, newest first."""
-        found = [p.parent.name for p in self._builds_dir.glob("*/manifest.json")]
-        return sorted(found, key=lambda b: (self.manifest(b).get("created_at", 0), b), reverse=True)
+        """Every build in the catalog, newest first."""
+        return self._store.build_ids()
 
     def aliases_of(self, build_id: str) -> list[str]:
         return sorted(a for a, b in self.aliases().items() if b == build_id)
 
     def live_history(self) -> list[str]:
-        path = self._root / "live-history.json"
-        if not path.exists():
-            live = self.aliases().get(LIVE)
-            return [live] if live else []
-        data = json.loads(path.read_text())
-        return [str(b) for b in data]
+        return self._store.live_history()
 
     def counts(self, build_id: str) -> tuple[int, int]:
         """(BM25 documents, dense points) in the build right now."""
@@ -224,24 +240,7 @@ class BuildCatalog:
         if problems:
             raise BuildStateError("; ".join(problems))
         with self._lock:
-            aliases = self.aliases()
-            previous = aliases.get(LIVE, "")
-            if expected_live and previous != expected_live:
-                raise BuildStateError(
-                    f"live moved to {previous!r} since you checked {expected_live!r}; look again"
-                )
-            if previous == build_id:
-                raise BuildStateError(f"build {build_id} is already live")
-            history = self.live_history()
-            aliases[LIVE] = build_id
-            if aliases.get(CANDIDATE) == build_id:
-                del aliases[CANDIDATE]
-            # History first: a crash between the two writes leaves an extra
-            # entry that rollback skips, never a live build missing from it.
-            _atomic_write(self._root / "live-history.json", json.dumps([*history, build_id]))
-            _atomic_write(
-                self._root / "aliases.json", json.dumps(aliases, indent=2, sort_keys=True)
-            )
+            previous = self._store.promote(build_id, expected_live)
             self._engines.publish_alias(LIVE, build_id)
         self.update_manifest(build_id, promoted_at=int(time.time()), gate=gate or {})
         return previous, build_id
@@ -249,58 +248,22 @@ class BuildCatalog:
     def rollback(self, *, expected_live: str = "") -> tuple[str, str]:
         """``live`` := the build it named before the last promotion. Returns (previous, new)."""
         with self._lock:
-            aliases = self.aliases()
-            current = aliases.get(LIVE, "")
-            if expected_live and current != expected_live:
-                raise BuildStateError(
-                    f"live moved to {current!r} since you checked {expected_live!r}; look again"
-                )
-            history = self.live_history()
-            while history and history[-1] != current:
-                history.pop()  # entries of a promotion that crashed half-way
-            if len(history) < 2:
-                raise BuildStateError(
-                    f"live ({current or 'none'}) has no earlier build to return to"
-                )
-            history.pop()
-            target = history[-1]
-            if not (self._builds_dir / target / "manifest.json").exists():
-                raise BuildStateError(f"the previous live build {target} was deleted")
-            aliases[LIVE] = target
-            _atomic_write(
-                self._root / "aliases.json", json.dumps(aliases, indent=2, sort_keys=True)
-            )
+            current, target = self._store.rollback(expected_live)
             self._engines.publish_alias(LIVE, target)
-            _atomic_write(self._root / "live-history.json", json.dumps(history))
         return current, target
 
     def delete(self, build_id: str) -> None:
         with self._lock:
-            if not (self._builds_dir / build_id / "manifest.json").exists():
-                raise UnknownBuildError(f"no build {build_id!r}")
-            named = [a for a, b in self.aliases().items() if b == build_id]
-            if named:
-                raise BuildStateError(f"build {build_id} is {', '.join(named)}; it stays")
-            if build_id in self.live_history():
-                raise BuildStateError(
-                    f"build {build_id} is a rollback step of live; it stays while live can "
-                    f"roll back to it"
-                )
+            self._store.delete(build_id)
             build = self._open.pop(build_id, None)
             if build is not None:
                 with build.write_lock:
                     build.close()
-            shutil.rmtree(self._builds_dir / build_id)
+            shutil.rmtree(self._builds_dir / build_id, ignore_errors=True)
 
     def set_alias(self, alias: str, build_id: str) -> None:
-        if not (self._builds_dir / build_id / "manifest.json").exists():
-            raise UnknownBuildError(f"no build {build_id!r}")
         with self._lock:
-            aliases = self.aliases()
-            aliases[alias] = build_id
-            _atomic_write(
-                self._root / "aliases.json", json.dumps(aliases, indent=2, sort_keys=True)
-            )
+            self._store.set_alias(alias, build_id)
             self._engines.publish_alias(alias, build_id)
 
     def open(self, name: str) -> Build:
@@ -308,36 +271,47 @@ class BuildCatalog:
         with self._lock:
             build = self._open.get(build_id)
             if build is None:
-                folder = self._builds_dir / build_id
-                manifest = json.loads((folder / "manifest.json").read_text())
-                found = manifest.get("sparse_schema", 1)
-                if found != SCHEMA_VERSION:
-                    raise ValueError(
-                        f"build {build_id} has sparse index schema v{found}; "
-                        f"this retriever needs v{SCHEMA_VERSION}: rebuild it, e.g. delete {folder} "
-                        f"(for the demo: 'make clean' and 'make up' again)"
-                    )
-                if manifest.get("embedding_dim") != self._dim:
-                    raise ValueError(
-                        f"build {build_id} was embedded with dim {manifest.get('embedding_dim')}, "
-                        f"the retriever's model has {self._dim}"
-                    )
-                touched_file = folder / "touched.json"
-                touched = (
-                    {(str(t), str(d)) for t, d in json.loads(touched_file.read_text())}
-                    if touched_file.exists()
-                    else set()
-                )
-                build = Build(
-                    build_id=build_id,
-                    sparse=self._engines.open_sparse(build_id, folder),
-                    dense=self._engines.open_dense(build_id, folder, self._dim),
-                    write_lock=threading.Lock(),
-                    folder=folder,
-                    touched=touched,
-                )
+                build = self._open_build(build_id)
                 self._open[build_id] = build
             return build
+
+    def _open_build(self, build_id: str) -> Build:
+        folder = self._builds_dir / build_id
+        manifest = self.manifest(build_id)
+        found = manifest.get("sparse_schema", 1)
+        if found != SCHEMA_VERSION:
+            raise ValueError(
+                f"build {build_id} has sparse index schema v{found}; "
+                f"this retriever needs v{SCHEMA_VERSION}: rebuild it, e.g. delete {folder} "
+                f"(for the demo: 'make clean' and 'make up' again)"
+            )
+        if manifest.get("embedding_dim") != self._dim:
+            raise ValueError(
+                f"build {build_id} was embedded with dim {manifest.get('embedding_dim')}, "
+                f"the retriever's model has {self._dim}"
+            )
+        # A shared catalog can name a build whose embedded indexes were written on
+        # another replica's data root: serving it here would serve an empty index.
+        missing = [
+            role
+            for role in self._engines.in_folder()
+            if not (folder / role).is_dir() or not any((folder / role).iterdir())
+        ]
+        if missing and "sealed_at" in manifest:
+            raise BuildStateError(
+                f"build {build_id} is in the catalog but its {' and '.join(missing)} index "
+                f"is not in this retriever's data root ({folder}): embedded engines keep a "
+                f"build's files where it was written (docs/deployment.md)"
+            )
+        folder.mkdir(parents=True, exist_ok=True)
+        return Build(
+            build_id=build_id,
+            sparse=self._engines.open_sparse(build_id, folder),
+            dense=self._engines.open_dense(build_id, folder, self._dim),
+            write_lock=threading.Lock(),
+            folder=folder,
+            touched_log=self._store.touched_log(build_id),
+        )
 
     def close(self) -> None:
         with self._lock:
@@ -345,12 +319,4 @@ class BuildCatalog:
                 build.close()
             self._open.clear()
             self._engines.close()
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+            self._store.close()

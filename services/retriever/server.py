@@ -18,6 +18,12 @@ from ragway.v1 import retriever_pb2, retriever_pb2_grpc
 from services.retriever import metrics
 from services.retriever.backends import create_engines
 from services.retriever.catalog import BuildCatalog
+from services.retriever.catalog_redis import RedisCatalogStore
+from services.retriever.catalog_store import (
+    CatalogStore,
+    CatalogUnavailableError,
+    FileCatalogStore,
+)
 from services.retriever.rerank import Reranker, load_reranker
 from services.retriever.search import HybridSearcher
 from services.retriever.servicer import RetrieverServicer
@@ -59,9 +65,14 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
         embedding_model=embedder.model_id,
         dim=embedder.dim,
         engines=create_engines(settings, dim=embedder.dim),
+        store=create_store(settings),
     )
-    live = catalog.ensure_live(settings.initial_build_id)
-    catalog.open(live)  # open now: a broken index fails the start, not the first query
+    try:
+        live = catalog.ensure_live(settings.initial_build_id)
+        catalog.open(live)  # open now: a broken index fails the start, not the first query
+    except CatalogUnavailableError as exc:
+        # One clear line and exit status 2 (ragway.grpc_server.main), not a traceback.
+        raise ValueError(f"{exc} (RAGWAY_CATALOG_STORE=redis, RAGWAY_REDIS_URL)") from exc
     searcher = HybridSearcher(
         embedder,
         executor,
@@ -88,9 +99,32 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
             "live_build": live,
             "sparse_backend": settings.sparse_backend,
             "dense_backend": settings.dense_backend,
+            "catalog_store": settings.catalog_store,
         },
     )
     return RetrieverServer(server, port, health_servicer, catalog, executor)
+
+
+def create_store(settings: RetrieverSettings) -> CatalogStore:
+    files = FileCatalogStore(settings.index_dir)
+    if settings.catalog_store == "file":
+        return files
+    store = RedisCatalogStore.from_url(
+        settings.redis_url,
+        prefix=settings.catalog_redis_prefix,
+        timeout_s=settings.catalog_redis_timeout_s,
+    )
+    if files.aliases():  # this data root had a file catalog: keep its builds known
+        try:
+            copied = store.adopt(files)
+        except CatalogUnavailableError as exc:
+            raise ValueError(f"{exc} (RAGWAY_CATALOG_STORE=redis, RAGWAY_REDIS_URL)") from exc
+        if copied:
+            log.info(
+                "file catalog adopted into the shared catalog",
+                extra={"builds": copied, "index_dir": str(settings.index_dir)},
+            )
+    return store
 
 
 def _load(settings: RetrieverSettings, path: Path) -> Reranker:

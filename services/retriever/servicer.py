@@ -11,7 +11,9 @@ import asyncio
 import functools
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import Executor
+from typing import TypeVar
 
 import grpc
 
@@ -21,6 +23,7 @@ from ragway.v1 import retriever_pb2_grpc as pb_grpc
 from services.retriever import metrics, writes
 from services.retriever.admin import BuildAdmin, abort
 from services.retriever.catalog import BuildCatalog
+from services.retriever.catalog_store import CatalogUnavailableError
 from services.retriever.model import OPEN_END, AccessScope, ChunkRecord, Status
 from services.retriever.search import (
     AllRetrieversFailedError,
@@ -32,6 +35,7 @@ from services.retriever.settings import RetrieverSettings
 from services.retriever.writes import Origin
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_QUERY_CHARS = 4000
 MAX_UPSERT_CHUNKS = 2000
@@ -159,8 +163,7 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         build = await self._open(request.build, context)
         origin = _ORIGIN.get(request.origin, Origin.PLAIN)
-        done = await asyncio.get_running_loop().run_in_executor(
-            self._executor,
+        done = await self._write(
             functools.partial(
                 writes.upsert,
                 build,
@@ -169,6 +172,7 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
                 origin,
                 unit_vectors=self._settings.unit_vectors,
             ),
+            context,
         )
         log.info("upserted", extra={"chunks": done.written, "build": build.build_id})
         return pb.UpsertResponse(
@@ -182,13 +186,11 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "tenant must not be empty")
         build = await self._open(request.build, context)
         origin = _ORIGIN.get(request.origin, Origin.PLAIN)
-        done = await asyncio.get_running_loop().run_in_executor(
-            self._executor,
-            writes.delete,
-            build,
-            request.tenant,
-            list(request.document_ids),
-            origin,
+        done = await self._write(
+            functools.partial(
+                writes.delete, build, request.tenant, list(request.document_ids), origin
+            ),
+            context,
         )
         return pb.DeleteResponse(
             deleted_chunks=done.chunks,
@@ -230,8 +232,16 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
                 unit_vectors=self._settings.unit_vectors,
             )
 
-        updated = await asyncio.get_running_loop().run_in_executor(self._executor, update)
+        updated = await self._write(update, context)
         return pb.UpdateAccessResponse(updated_chunks=updated, build_id=build.build_id)
+
+    async def _write(self, fn: Callable[[], T], context: grpc.aio.ServicerContext) -> T:
+        """A write off the event loop. A shared catalog that does not answer (the touched
+        set is in Redis) is UNAVAILABLE, which callers such as the ingest worker retry."""
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
+        except CatalogUnavailableError as exc:
+            await abort(context, grpc.StatusCode.UNAVAILABLE, str(exc))
 
 
 def _record(c: pb.Chunk) -> ChunkRecord:

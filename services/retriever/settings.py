@@ -7,13 +7,22 @@ from typing import Literal
 
 from pydantic import Field, SecretStr
 
-from ragway.settings import ServiceSettings
+from ragway.settings import RedisClientSettings
 
 
-class RetrieverSettings(ServiceSettings):
+class RetrieverSettings(RedisClientSettings):
     retriever_listen: str = "127.0.0.1:7101"
-    # Where knowledge builds live; this process is their only reader and writer.
+    # Where knowledge builds live. Embedded engines: this process is their only
+    # reader and writer (a shared catalog does not share their files).
     index_dir: Path = Path("var/index")
+    # Where the build catalog (aliases, manifests, promotion history) lives:
+    # "file" under index_dir, for one retriever process; "redis" at redis_url,
+    # shared by every replica, so a promotion reaches all of them and a restarted
+    # replica keeps `live` (docs/deployment.md#shared-build-state).
+    catalog_store: Literal["file", "redis"] = "file"
+    catalog_redis_prefix: str = Field(default="ragway:catalog:", min_length=1, max_length=100)
+    # Each catalog call to Redis; a search that cannot reach it serves the alias it last read.
+    catalog_redis_timeout_s: float = Field(default=2.0, gt=0, le=60)
     # A reranker artifact folder (``ragway train reranker``) or a CrossEncoder folder.
     reranker_path: Path | None = None
     # Depth and input length set the reranker's cost on a small CPU; the defaults

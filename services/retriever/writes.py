@@ -51,7 +51,8 @@ class Deleted:
 def _skip_touched(build: Build, records: list[ChunkRecord], origin: Origin) -> list[ChunkRecord]:
     if origin is not Origin.BULK:
         return records
-    return [r for r in records if (r.tenant, r.document_id) not in build.touched]
+    touched = build.touched  # once: with a shared catalog each read asks Redis
+    return [r for r in records if (r.tenant, r.document_id) not in touched]
 
 
 def with_unit_vectors(embedder: Embedder, records: Sequence[ChunkRecord]) -> list[ChunkRecord]:
@@ -89,7 +90,8 @@ def delete(build: Build, tenant: str, document_ids: Sequence[str], origin: Origi
     with build.write_lock:
         ids = list(document_ids)
         if origin is Origin.BULK:
-            ids = [d for d in ids if (tenant, d) not in build.touched]
+            touched = build.touched
+            ids = [d for d in ids if (tenant, d) not in touched]
         dense = build.dense.delete_documents(tenant, ids) if ids else 0
         sparse = build.sparse.delete_documents(tenant, ids) if ids else 0
         if origin is Origin.INCREMENTAL:

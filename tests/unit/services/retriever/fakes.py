@@ -144,5 +144,8 @@ class MemoryEngines:
     def publish_alias(self, alias: str, build_id: str) -> None:
         self.aliases[alias] = build_id
 
+    def in_folder(self) -> tuple[str, ...]:
+        return ()  # nothing on disk
+
     def close(self) -> None:
         """Nothing to release."""

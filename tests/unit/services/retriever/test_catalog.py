@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,28 @@ def test_touched_documents_persist_with_the_build(tmp_path: Path) -> None:
         build.mark_touched([("t", "a"), ("t", "b")])
     c.close()
     assert catalog(tmp_path).open(build_id).touched == {("t", "a"), ("t", "b")}
+
+
+def test_a_sealed_build_whose_index_files_are_missing_is_refused_not_served_empty(
+    tmp_path: Path,
+) -> None:
+    # As a replica of a shared catalog finds a build written on another's data root.
+    c = catalog(tmp_path)
+    c.ensure_live()
+    build_id = sealed(c)
+    c.close()
+    shutil.rmtree(tmp_path / "builds" / build_id / "dense")
+    with pytest.raises(BuildStateError, match="dense index is not in this retriever's data root"):
+        catalog(tmp_path).open(build_id)
+    # An unsealed build has nothing to lose: it opens (empty), as a new one does.
+    unsealed = catalog(tmp_path).create(status=BUILDING)
+    assert catalog(tmp_path).counts(unsealed) == (0, 0)
+
+
+def test_a_replica_starting_after_another_serves_the_initial_build_it_made(
+    tmp_path: Path,
+) -> None:
+    first = catalog(tmp_path)
+    first.create("b-initial")  # made by a replica that has not set live yet
+    assert catalog(tmp_path).ensure_live("b-initial") == "b-initial"
+    assert first.resolve(LIVE) == "b-initial" and first.build_ids() == ["b-initial"]
