@@ -98,7 +98,7 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
             breaker_cooldown_s=settings.breaker_cooldown_s,
             service_token=service_token,
         )
-        app.state.store = RunStore(client)
+        app.state.store = RunStore(client, max_queue_depth=settings.max_queue_depth)
         app.state.conversations = ConversationStore(client)
         app.state.feedback = FeedbackStore(client)
         app.state.clients = clients

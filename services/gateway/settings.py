@@ -46,6 +46,8 @@ class GatewaySettings(RedisClientSettings):
     tenant_runs_per_minute: int = Field(default=1500, ge=1)
 
     executor_concurrency: int = Field(default=8, ge=1, le=256)
+    # Runs waiting or executing, over all replicas; past it a new run is a 503 queue_full.
+    max_queue_depth: int = Field(default=10_000, ge=1, le=10_000_000)
     # Calls to the retriever and generator: UNAVAILABLE is retried this many
     # times in all, with doubling backoff; after breaker_failures consecutive
     # failures a dependency is cut off for breaker_cooldown_s (503 meanwhile).
