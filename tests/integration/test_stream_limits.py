@@ -66,6 +66,9 @@ def test_a_key_or_tenant_at_its_stream_limit_gets_429_until_one_closes(bounded: 
 
         first = open_stream("demo-sre")
         assert first.status_code == 200
+        # The request quotas ride on the stream's first bytes, as on every answer.
+        assert '"key-requests"' in first.headers["RateLimit-Policy"]
+        assert '"key-requests";r=' in first.headers["RateLimit"]
         assert open_stream("demo-sre").status_code == 200
         over = open_stream("demo-sre")
         assert over.status_code == 429
