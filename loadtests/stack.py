@@ -38,6 +38,8 @@ class LoadStack:
                 "RAGWAY_RUNS_PER_MINUTE": "1000000",
                 "RAGWAY_TENANT_REQUESTS_PER_MINUTE": "1000000",
                 "RAGWAY_TENANT_RUNS_PER_MINUTE": "1000000",
+                "RAGWAY_STREAMS_PER_KEY": "1000000",  # bench-capacity: 2,000 streams
+                "RAGWAY_STREAMS_PER_TENANT": "1000000",
                 **env,
             },
         )

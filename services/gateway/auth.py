@@ -11,6 +11,12 @@ Keys are stored as SHA-256 digests in a YAML file, never in clear:
         requests_per_minute: 600  # optional, this key's rate limits (gateway/ratelimit.py);
         runs_per_minute: 60       # without them the RAGWAY_* defaults apply
         kind: server            # server (default) | widget | admin (paths, canary)
+        previous_sha256: 9f86...  # optional, during a rotation: the key this one replaces
+
+Key ids are unique: an id names one key in logs, run records and rate limits. To
+rotate a key, put the new key's digest in ``sha256`` and the old one's in
+``previous_sha256``: both authenticate as the same key (same id, tenant, groups,
+limits) until ``previous_sha256`` is removed.
 
 A ``widget`` key is public (it sits in a web page), so it must name the origins
 that may embed it (no ``"*"``), every call with it must carry one of them as
@@ -31,6 +37,8 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 class KeyEntry(BaseModel):
     id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,64}$")
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    # Rotation: the replaced key stays valid, as the same key, until this is removed.
+    previous_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     tenant: str = Field(min_length=1, max_length=128)
     groups: list[str] = Field(min_length=1)
     allowed_origins: list[str] = Field(default_factory=lambda: ["*"])
@@ -39,6 +47,18 @@ class KeyEntry(BaseModel):
     runs_per_minute: int | None = Field(default=None, ge=1)
     # Only admin keys may call /v1/admin (paths, canary); the others never can.
     kind: Literal["server", "widget", "admin"] = "server"
+
+    @property
+    def digests(self) -> tuple[str, ...]:
+        return (
+            (self.sha256,) if self.previous_sha256 is None else (self.sha256, self.previous_sha256)
+        )
+
+    @model_validator(mode="after")
+    def _rotation(self) -> KeyEntry:
+        if self.previous_sha256 == self.sha256:
+            raise ValueError(f"key {self.id!r}: previous_sha256 is the same digest as sha256")
+        return self
 
     @model_validator(mode="after")
     def _widget_origins(self) -> KeyEntry:
@@ -83,9 +103,16 @@ class AuthError(Exception):
 
 class KeyRegistry:
     def __init__(self, entries: list[KeyEntry]) -> None:
-        self._by_digest = {e.sha256: e for e in entries}
-        if len(self._by_digest) != len(entries):
-            raise ValueError("two API key entries share the same sha256")
+        ids: set[str] = set()
+        self._by_digest: dict[str, KeyEntry] = {}
+        for e in entries:
+            if e.id in ids:
+                raise ValueError(f"{e.id!r} is the id of two API key entries; ids must be unique")
+            ids.add(e.id)
+            for d in e.digests:
+                if d in self._by_digest:
+                    raise ValueError("two API key entries share the same sha256")
+                self._by_digest[d] = e
 
     @classmethod
     def from_file(cls, path: Path) -> KeyRegistry:

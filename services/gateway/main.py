@@ -37,6 +37,7 @@ from services.gateway.runs.feedback import FeedbackStore
 from services.gateway.runs.queue import RunQueue
 from services.gateway.runs.store import RunStore
 from services.gateway.settings import GatewaySettings
+from services.gateway.streams import StreamSlots
 
 log = logging.getLogger(__name__)
 # How often the queue depth gauge is refreshed from Redis: a scrape interval's worth.
@@ -98,8 +99,11 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
             breaker_cooldown_s=settings.breaker_cooldown_s,
             service_token=service_token,
         )
-        app.state.store = RunStore(client)
+        app.state.store = RunStore(client, max_queue_depth=settings.max_queue_depth)
         app.state.conversations = ConversationStore(client)
+        app.state.streams = StreamSlots(
+            client, per_key=settings.streams_per_key, per_tenant=settings.streams_per_tenant
+        )
         app.state.feedback = FeedbackStore(client)
         app.state.clients = clients
         paths = PathControl(

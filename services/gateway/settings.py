@@ -44,8 +44,13 @@ class GatewaySettings(RedisClientSettings):
     runs_per_minute: int = Field(default=300, ge=1)
     tenant_requests_per_minute: int = Field(default=6000, ge=1)
     tenant_runs_per_minute: int = Field(default=1500, ge=1)
+    # Event streams open at once (services/gateway/streams.py), over every replica.
+    streams_per_key: int = Field(default=500, ge=1)
+    streams_per_tenant: int = Field(default=2000, ge=1)
 
     executor_concurrency: int = Field(default=8, ge=1, le=256)
+    # Runs waiting or executing, over all replicas; past it a new run is a 503 queue_full.
+    max_queue_depth: int = Field(default=10_000, ge=1, le=10_000_000)
     # Calls to the retriever and generator: UNAVAILABLE is retried this many
     # times in all, with doubling backoff; after breaker_failures consecutive
     # failures a dependency is cut off for breaker_cooldown_s (503 meanwhile).

@@ -6,9 +6,10 @@
 A delivery is checked in this order, and refused at the first failure, before
 anything is stored: size (413), signature and timestamp (401), delivery id
 (400), body (422), the body's tenant against the signing secret's tenants (403,
-services/ingest/senders.py). Accepted deliveries are recorded in Redis before the
-task is queued; when Redis or the broker is away the answer is 503 and nothing is
-kept, so the sender's retry is the delivery.
+services/ingest/senders.py), the sender's and the tenant's delivery quotas (429,
+ragway/ratelimit.py; only signed deliveries count). Accepted deliveries are
+recorded in Redis before the task is queued; when Redis or the broker is away the
+answer is 503 and nothing is kept, so the sender's retry is the delivery.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pydantic import ValidationError
 from ragway import telemetry
 from ragway.logs import configure
 from ragway.metrics import HttpMetrics, exposition
+from ragway.ratelimit import Quota, QuotaChecker, per_minute
 from services.ingest.deliveries import DeliveryStore
 from services.ingest.models import PAYLOAD
 from services.ingest.senders import signing_keys
@@ -72,6 +74,12 @@ def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> Fas
     client = redis.Redis.from_url(settings.redis_url, socket_timeout=5)
     store = DeliveryStore(client, ttl_s=settings.delivery_ttl_s)
     broker = celery or create_celery(settings)
+    quotas = QuotaChecker(
+        settings.redis_url,
+        key_prefix="ingest:ratelimit",
+        socket_timeout_s=5,
+        connect_timeout_s=2,
+    )
     app = FastAPI(
         title="ragway ingest",
         version="1",
@@ -148,6 +156,27 @@ def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> Fas
                 "tenant_not_allowed",
                 f"this delivery's signing secret may not write documents of tenant {ref.tenant!r}",
             )
+        decision = await quotas.check(
+            [
+                Quota(
+                    "sender-deliveries",
+                    f"sender:{key.sender}",
+                    per_minute(settings.webhook_deliveries_per_minute),
+                ),
+                Quota(
+                    "tenant-deliveries",
+                    f"tenant:{ref.tenant}",
+                    per_minute(settings.tenant_webhook_deliveries_per_minute),
+                ),
+            ]
+        )
+        if not decision.allowed:
+            log.warning(
+                "webhook refused",
+                extra={"code": "rate_limited", "sender": key.sender, "tenant": ref.tenant},
+            )
+            return error(429, "rate_limited", decision.message, **decision.headers)
+        quota_headers = decision.headers
         try:
             recorded = await run_in_threadpool(
                 store.record,
@@ -169,6 +198,7 @@ def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> Fas
             return JSONResponse(
                 {"delivery_id": delivery_id, "status": recorded.state, "duplicate": True},
                 status_code=200,
+                headers=quota_headers,
             )
         # New, or recorded by an API that died before queueing: queue it (again).
         try:
@@ -189,7 +219,11 @@ def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> Fas
             "delivery queued",
             extra={"delivery_id": delivery_id, "event": payload.event, "sender": key.sender},
         )
-        return {"delivery_id": delivery_id, "status": "queued", "duplicate": not recorded.created}
+        return JSONResponse(
+            {"delivery_id": delivery_id, "status": "queued", "duplicate": not recorded.created},
+            status_code=202,
+            headers=quota_headers,
+        )
 
     return app
 

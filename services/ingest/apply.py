@@ -9,6 +9,7 @@ Changes reach the live build and, when one is being prepared, the candidate.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import grpc
@@ -40,6 +41,8 @@ _STATUS = {
     "deprecated": pb.DOCUMENT_STATUS_DEPRECATED,
     "draft": pb.DOCUMENT_STATUS_DRAFT,
 }
+# The document lease. Renewed before every retriever write (each bounded by its
+# deadline, far below this), so a long apply keeps it and a lost one stops the writes.
 LOCK_TTL_S = 300
 
 
@@ -89,7 +92,14 @@ def process(
         newest = store.newest_applied(key)
         if newest is not None and occurred < newest:
             return Outcome("superseded")
-        outcome = _apply(stub, payload, timeout_s)
+
+        def renew() -> None:
+            if not store.lock_document(key, owner, LOCK_TTL_S):
+                # Frozen past the lease while another delivery took the document: its
+                # writes are the ones that count now; this one stops and is retried.
+                raise TransientError(f"document {ref.id!r}: the lease was lost to another delivery")
+
+        outcome = _apply(stub, payload, timeout_s, renew)
         store.advance(key, occurred)
         return outcome
     finally:
@@ -100,6 +110,7 @@ def _apply(
     stub: pb_grpc.RetrieverStub,
     payload: DocumentUpserted | DocumentDeleted | DocumentAccessChanged,
     timeout_s: float,
+    renew: Callable[[], None],
 ) -> Outcome:
     ref = payload.document
     chunks: list[pb.Chunk] = []
@@ -129,6 +140,7 @@ def _apply(
     try:
         builds = tuple(target_builds(stub, timeout_s))
         for build in builds:
+            renew()
             if isinstance(payload, DocumentAccessChanged):
                 a = payload.document
                 stub.UpdateAccess(
@@ -153,6 +165,7 @@ def _apply(
                 timeout=timeout_s,
             )
             for start in range(0, len(chunks), 64):
+                renew()
                 stub.Upsert(
                     pb.UpsertRequest(
                         chunks=chunks[start : start + 64],

@@ -30,6 +30,10 @@ class IngestSettings(RedisClientSettings):
     # Delivery ids are remembered this long (must exceed the sender's retry span).
     delivery_ttl_s: int = Field(default=7 * 24 * 3600, ge=60)
     max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+    # Signed deliveries a minute per sender and per tenant (over all its senders);
+    # past either a delivery is a 429 with Retry-After, and nothing is recorded.
+    webhook_deliveries_per_minute: int = Field(default=1200, ge=1)
+    tenant_webhook_deliveries_per_minute: int = Field(default=3000, ge=1)
     # Transient failures (retriever unavailable, document busy) are retried
     # with exponential backoff, then dead-lettered.
     task_max_retries: int = Field(default=6, ge=0, le=100)

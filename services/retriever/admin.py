@@ -137,11 +137,14 @@ class BuildAdmin:
             embedding_dim=self._embedder.dim,
         )
 
-    async def _open(self, name: str, context: grpc.aio.ServicerContext) -> Build:
-        """The build a request names (id or alias), or NOT_FOUND."""
+    async def _open(
+        self, name: str, context: grpc.aio.ServicerContext, executor: Executor | None = None
+    ) -> Build:
+        """The build a request names (id or alias), or NOT_FOUND; opened on ``executor``
+        (a search passes its own), else on the write and administration threads."""
         try:
             return await asyncio.get_running_loop().run_in_executor(
-                self._executor, self._catalog.open, name
+                executor or self._executor, self._catalog.open, name
             )
         except UnknownBuildError as exc:
             await abort(context, grpc.StatusCode.NOT_FOUND, str(exc))

@@ -39,16 +39,21 @@ class RetrieverServer:
     port: int
     health: health.HealthServicer
     catalog: BuildCatalog
-    executor: ThreadPoolExecutor
+    executor: ThreadPoolExecutor  # searches
+    write_executor: ThreadPoolExecutor  # writes and build administration
 
     async def close(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.catalog.close)
+        self.write_executor.shutdown(wait=True)
         self.executor.shutdown(wait=True)
 
 
 def create_server(settings: RetrieverSettings) -> RetrieverServer:
     embedder = OnnxMiniLMEmbedder(threads=settings.inference_threads)
     embedder.embed(["warm-up"])  # the first inference allocates; keep it off a user's query
+    # Writes get their own embedder and threads: on the search path's, a bulk build's
+    # embedding held the embedder and every search thread while queries waited.
+    write_embedder = OnnxMiniLMEmbedder(threads=settings.write_inference_threads)
     reranker: Reranker | None = None
     if settings.reranker_path is not None:
         reranker = _load(settings, settings.reranker_path)
@@ -60,6 +65,9 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
         | {t: r.model_id for t, r in tenant_rerankers.items()}
     )
     executor = ThreadPoolExecutor(max_workers=settings.search_threads, thread_name_prefix="search")
+    write_executor = ThreadPoolExecutor(
+        max_workers=settings.write_threads, thread_name_prefix="write"
+    )
     catalog = BuildCatalog(
         settings.index_dir,
         embedding_model=embedder.model_id,
@@ -88,7 +96,10 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
         interceptors=server_interceptors(settings.service_token_value(), "retriever"),
     )
     retriever_pb2_grpc.add_RetrieverServicer_to_server(
-        RetrieverServicer(settings, catalog, searcher, embedder, executor), server
+        RetrieverServicer(
+            settings, catalog, searcher, write_embedder, write_executor, search_executor=executor
+        ),
+        server,
     )
     health_servicer = add_health_and_reflection(server, [SERVICE_NAME])
     port = bind(server, settings.retriever_listen)
@@ -102,7 +113,7 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
             "catalog_store": settings.catalog_store,
         },
     )
-    return RetrieverServer(server, port, health_servicer, catalog, executor)
+    return RetrieverServer(server, port, health_servicer, catalog, executor, write_executor)
 
 
 def create_store(settings: RetrieverSettings) -> CatalogStore:

@@ -70,10 +70,16 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
         searcher: HybridSearcher,
         embedder: Embedder,
         executor: Executor,
+        *,
+        search_executor: Executor | None = None,
     ) -> None:
+        """``embedder`` and ``executor`` serve the writes and build administration;
+        searches run on the searcher's own embedder and on ``search_executor`` (the
+        same executor when not given), so writes never queue a search behind them."""
         BuildAdmin.__init__(self, catalog, embedder, executor)
         self._settings = settings
         self._searcher = searcher
+        self._search_executor = search_executor or executor
 
     async def Search(
         self, request: pb.SearchRequest, context: grpc.aio.ServicerContext
@@ -107,7 +113,7 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
             )
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        build = await self._open(request.build, context)
+        build = await self._open(request.build, context, self._search_executor)
         t0 = time.perf_counter()
         try:
             outcome = await self._searcher.search(build, query, scope, options)

@@ -62,6 +62,11 @@ class RetrieverSettings(RedisClientSettings):
     # latency); costs about as much embedding again at write time (docs/ingestion.md).
     unit_vectors: bool = True
     search_threads: int = Field(default=4, ge=1, le=64)
+    # Writes (webhook upserts, bulk loads, access changes) and build administration
+    # run on their own threads with their own embedder, so a bulk build cannot queue
+    # live searches behind it; write_inference_threads are its onnxruntime threads.
+    write_threads: int = Field(default=2, ge=1, le=64)
+    write_inference_threads: int = Field(default=1, ge=1, le=64)
     shutdown_grace_s: float = Field(default=5.0, ge=0, le=120)
 
     # Search backends (docs/deployment.md). The defaults are the embedded engines

@@ -19,6 +19,7 @@ from services.gateway.runs.fanout import EventHub
 from services.gateway.runs.feedback import FeedbackStore
 from services.gateway.runs.store import RunStore
 from services.gateway.settings import GatewaySettings
+from services.gateway.streams import StreamSlots
 
 
 async def _principal(request: Request) -> Principal:
@@ -44,6 +45,11 @@ async def _conversations(request: Request) -> ConversationStore:
 async def _feedback(request: Request) -> FeedbackStore:
     feedback: FeedbackStore = request.app.state.feedback
     return feedback
+
+
+async def _streams(request: Request) -> StreamSlots:
+    streams: StreamSlots = request.app.state.streams
+    return streams
 
 
 async def _settings(request: Request) -> GatewaySettings:
@@ -76,6 +82,7 @@ Hub = Annotated[EventHub, Depends(_hub)]
 Conversations = Annotated[ConversationStore, Depends(_conversations)]
 Feedback = Annotated[FeedbackStore, Depends(_feedback)]
 Settings = Annotated[GatewaySettings, Depends(_settings)]
+Streams = Annotated[StreamSlots, Depends(_streams)]
 Clients = Annotated[ServiceClients, Depends(_clients)]
 Paths = Annotated[PathControl, Depends(_paths)]
 AdminCaller = Annotated[Principal, Depends(_admin)]

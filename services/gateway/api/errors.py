@@ -26,6 +26,7 @@ from services.gateway.runs.errors import (
     IdempotencyConflict,
     InvalidIdempotencyKey,
     QuestionTooLong,
+    QueueFull,
     RunAlreadyFinished,
     RunError,
     RunNotFinished,
@@ -58,6 +59,7 @@ _STATUS: dict[type[RunError], tuple[int, str]] = {
     InvalidIdempotencyKey: (400, "invalid_idempotency_key"),
     IdempotencyConflict: (422, "idempotency_key_reused"),
     DependencyUnavailable: (503, "dependency_unavailable"),
+    QueueFull: (503, "queue_full"),
     RunNotFound: (404, "run_not_found"),
     RunAlreadyFinished: (409, "run_finished"),
     RunNotFinished: (409, "run_not_finished"),
@@ -72,7 +74,7 @@ def http_error(exc: RunError) -> ApiError:
     """The HTTP answer to a refusal of the run logic."""
     status, code = _STATUS[type(exc)]
     headers = None
-    if isinstance(exc, DependencyUnavailable):
+    if isinstance(exc, DependencyUnavailable | QueueFull):
         headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))}
     return ApiError(status, code, str(exc), headers)
 

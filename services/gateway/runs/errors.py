@@ -36,6 +36,16 @@ class DependencyUnavailable(RunError):
         self.retry_after_s = retry_after_s
 
 
+class QueueFull(RunError):
+    """As many runs wait or execute as the queue may hold: accepting more would only
+    grow Redis while each waits longer (RAGWAY_MAX_QUEUE_DEPTH)."""
+
+    def __init__(self, depth: int, retry_after_s: float) -> None:
+        super().__init__(f"{depth} runs are queued, the most the gateway accepts; retry later")
+        self.depth = depth
+        self.retry_after_s = retry_after_s
+
+
 class RunNotFound(RunError):
     """No such run for this caller; another tenant's run is reported the same way."""
 

@@ -2,7 +2,8 @@
 
     ragway:run:{id}            JSON run record
     ragway:run:{id}:events     stream: one entry per event (fields: type, data)
-    ragway:runs:queue          stream: run ids waiting for an executor (consumer group)
+    ragway:runs:queue          stream: run ids waiting for an executor or executing
+                               (consumer group); an entry is deleted when acknowledged
     ragway:idem:{key}:{digest} JSON {run_id, request}: the first run for that key
     ragway:run:{id}:lease      hash {token, holder}: who may write the run now
 
@@ -29,17 +30,26 @@ import redis.asyncio as redis
 from redis.exceptions import ResponseError
 
 from ragway import telemetry
-from services.gateway.runs.errors import IdempotencyConflict
+from services.gateway.runs.errors import IdempotencyConflict, QueueFull
 from services.gateway.runs.events import RunAcceptedEvent, RunEvent
 from services.gateway.runs.models import RunFeedback, RunRecord, now_ms
 
 QUEUE = "ragway:runs:queue"
 GROUP = "executors"
+# A full queue's answer: come back once a few runs have finished.
+QUEUE_FULL_RETRY_AFTER_S = 2.0
 
+# The queue holds only unacknowledged entries (``ack`` deletes them), so its length
+# is the number of runs waiting or executing: past ARGV[9] nothing is accepted (a
+# retry of an accepted request still finds its run).
 _CREATE = """
 if ARGV[4] == '1' then
   local existing = redis.call('GET', KEYS[1])
   if existing then return {0, existing} end
+end
+local depth = redis.call('XLEN', KEYS[4])
+if depth >= tonumber(ARGV[9]) then return {2, tostring(depth)} end
+if ARGV[4] == '1' then
   redis.call('SET', KEYS[1], ARGV[3], 'EX', tonumber(ARGV[5]))
 end
 redis.call('SET', KEYS[2], ARGV[2])
@@ -52,6 +62,14 @@ end
 return {1, ARGV[1]}
 """
 
+
+# Acknowledge and delete in one step: a finished run's entry is of no further use, and
+# the stream stays as long as the runs still waiting or executing.
+_ACK = """
+local n = redis.call('XACK', KEYS[1], ARGV[1], unpack(ARGV, 2))
+redis.call('XDEL', KEYS[1], unpack(ARGV, 2))
+return n
+"""
 
 # The lease hash only fences writes; it outlives any execution and then expires.
 LEASE_KEY_TTL_S = 24 * 3600
@@ -171,8 +189,10 @@ class Created:
 
 
 class RunStore:
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, *, max_queue_depth: int = 10_000) -> None:
         self._r = client
+        self._max_queue_depth = max_queue_depth
+        self._ack = client.register_script(_ACK)
         self._create = client.register_script(_CREATE)
         self._acquire = client.register_script(_ACQUIRE)
         self._touch = client.register_script(_TOUCH)
@@ -188,6 +208,27 @@ class RunStore:
         except ResponseError as exc:
             if "BUSYGROUP" not in str(exc):
                 raise
+        await self._trim_acknowledged()
+
+    async def _trim_acknowledged(self) -> None:
+        """Drop the acknowledged entries that gateways before ``ack`` deleted them left.
+
+        Everything older than the oldest pending entry, or than the next undelivered
+        one when none is pending, has been acknowledged. Entries added meanwhile are
+        newer than both, so a concurrent start or submit loses nothing.
+        """
+        summary: Any = await self._r.xpending(QUEUE, GROUP)
+        if summary["pending"]:
+            min_id = _text(summary["min"])
+        else:
+            groups: Any = await self._r.xinfo_groups(QUEUE)
+            last = next(
+                (_text(g["last-delivered-id"]) for g in groups if _text(g["name"]) == GROUP),
+                "0-0",
+            )
+            ms, seq = last.split("-")
+            min_id = f"{ms}-{int(seq) + 1}"
+        await self._r.xtrim(QUEUE, minid=min_id, approximate=False)
 
     async def create(
         self,
@@ -214,11 +255,14 @@ class RunStore:
                 accepted.data(),
                 # The executor continues the trace of the request that queued the run.
                 telemetry.current_traceparent(),
+                self._max_queue_depth,
             ],
         )
         flag, payload = int(result[0]), _text(result[1])
         if flag == 1:
             return Created(run_id=record.id, created=True)
+        if flag == 2:
+            raise QueueFull(int(payload), QUEUE_FULL_RETRY_AFTER_S)
         earlier = json.loads(payload)
         if earlier["request"] != fingerprint:
             raise IdempotencyConflict(earlier["run_id"])
@@ -375,17 +419,14 @@ class RunStore:
         return bool(held)
 
     async def ack(self, entry_ids: Sequence[str]) -> None:
+        """Acknowledge finished runs and delete their entries (the queue stays trimmed)."""
         if entry_ids:
-            await self._r.xack(QUEUE, GROUP, *entry_ids)
+            await self._ack(keys=[QUEUE], args=[GROUP, *entry_ids])
 
     async def queue_depth(self) -> int:
-        """Queue entries not yet acknowledged: waiting for an executor, or executing."""
-        groups: Any = await self._r.xinfo_groups(QUEUE)
-        for group in groups:
-            if _text(group["name"]) == GROUP:
-                # lag is None when Redis cannot tell (entries deleted); pending still counts.
-                return int(group.get("lag") or 0) + int(group["pending"])
-        return 0
+        """Queue entries not yet acknowledged: waiting for an executor, or executing
+        (acknowledged ones are deleted, so this is the stream's length)."""
+        return int(await self._r.xlen(QUEUE))
 
     async def ping(self) -> bool:
         return bool(await self._r.ping())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -19,6 +20,7 @@ from services.gateway.api.deps import (
     Paths,
     Settings,
     Store,
+    Streams,
 )
 from services.gateway.api.errors import ApiError
 from services.gateway.api.schemas import (
@@ -34,6 +36,10 @@ from services.gateway.runs.fanout import READ_BLOCK_MS, EventHub
 from services.gateway.runs.feedback import give_feedback
 from services.gateway.runs.models import EVENT_ID_PATTERN, RunRecord, is_event_id
 from services.gateway.runs.submit import MAX_IDEMPOTENCY_KEY, cancel, owned_run, submit
+from services.gateway.streams import Slot, StreamLimitReached, StreamSlots
+
+# A stream refused at its limit: another may have ended by then.
+STREAM_RETRY_AFTER_S = 5
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
@@ -174,6 +180,7 @@ async def stream_events(
     store: Store,
     hub: Hub,
     settings: Settings,
+    streams: Streams,
     last_event_id: Annotated[
         str | None, Header(alias="Last-Event-ID", json_schema_extra=CURSOR_SCHEMA)
     ] = None,
@@ -209,9 +216,15 @@ async def stream_events(
             f"{cursor!r} is not an event of run {run_id}; "
             f"omit Last-Event-ID to replay from the start, or {where}",
         )
+    try:
+        slot = await streams.take(caller)
+    except StreamLimitReached as exc:
+        raise ApiError(
+            429, "too_many_streams", str(exc), {"Retry-After": str(STREAM_RETRY_AFTER_S)}
+        ) from None
     shutdown = anyio.Event()
     return EventSourceResponse(
-        _events(hub, run_id, cursor or "0-0", shutdown),
+        _events(hub, run_id, cursor or "0-0", shutdown, streams, slot),
         ping=settings.heartbeat_s,
         ping_message_factory=lambda: ServerSentEvent(comment="heartbeat"),
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
@@ -222,6 +235,25 @@ async def stream_events(
 
 
 async def _events(
+    hub: EventHub,
+    run_id: str,
+    cursor: str,
+    shutdown: anyio.Event,
+    streams: StreamSlots,
+    slot: Slot | None,
+) -> AsyncIterator[ServerSentEvent]:
+    # The stream's place among the caller's open streams: renewed while it runs,
+    # given back when it ends however it ends.
+    holder = asyncio.create_task(streams.hold(slot)) if slot is not None else None
+    try:
+        async for sse in _follow(hub, run_id, cursor, shutdown):
+            yield sse
+    finally:
+        if holder is not None:
+            holder.cancel()
+
+
+async def _follow(
     hub: EventHub, run_id: str, cursor: str, shutdown: anyio.Event
 ) -> AsyncIterator[ServerSentEvent]:
     stopped = False

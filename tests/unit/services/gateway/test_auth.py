@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from services.gateway.auth import AuthError, KeyRegistry, Principal
+from services.gateway.auth import AuthError, KeyEntry, KeyRegistry, Principal, digest
 from tests.conftest import FIXTURES, ROOT
 
 REGISTRY = KeyRegistry.from_file(FIXTURES / "api-keys.yaml")
@@ -55,3 +55,31 @@ def test_key_files_are_validated_on_load(tmp_path: Path) -> None:
 def test_the_shipped_demo_keys_load() -> None:
     registry = KeyRegistry.from_file(ROOT / "config/api-keys.yaml")
     assert registry.authenticate("rgw-demo-sre-key", None).groups == {"public", "sre"}
+
+
+def _entry(key_id: str, key: str, **fields: object) -> KeyEntry:
+    return KeyEntry.model_validate(
+        {"id": key_id, "sha256": digest(key), "tenant": "t", "groups": ["g"], **fields}
+    )
+
+
+def test_two_entries_with_one_key_id_are_refused() -> None:
+    # Regression (issue 16): ids name a key in logs, run records and its rate limits, and
+    # two entries under one id (another tenant, say) were accepted.
+    with pytest.raises(ValueError, match="'k' is the id of two API key entries"):
+        KeyRegistry([_entry("k", "key-1"), _entry("k", "key-2", tenant="other")])
+
+
+def test_during_a_rotation_the_new_and_the_previous_key_are_both_the_same_key() -> None:
+    registry = KeyRegistry([_entry("k", "key-new", previous_sha256=digest("key-old"))])
+    assert registry.authenticate("key-new", None) == registry.authenticate("key-old", None)
+    assert registry.authenticate("key-old", None).key_id == "k"
+    with pytest.raises(AuthError):
+        registry.authenticate("key-older", None)
+
+
+def test_a_previous_digest_may_not_be_another_keys_digest() -> None:
+    with pytest.raises(ValueError, match="share the same sha256"):
+        KeyRegistry([_entry("a", "key-a"), _entry("b", "key-b", previous_sha256=digest("key-a"))])
+    with pytest.raises(ValueError, match="previous_sha256"):
+        _entry("a", "key-a", previous_sha256=digest("key-a"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,10 @@ class FakeStore:
         self.records: dict[str, dict[str, str]] = {}
         self.bodies: dict[str, bytes] = {}
         self.locks: dict[str, str] = {}
+        # Lease expiry per document on a clock the test moves (``now``); a lock set
+        # directly in ``locks`` without one never expires.
+        self.now = 0.0
+        self.lock_expiry: dict[str, float] = {}
         self.applied: dict[str, float] = {}
         self.dead: list[tuple[str, str, str, int]] = []
 
@@ -52,11 +57,17 @@ class FakeStore:
         return lost
 
     def lock_document(self, doc_key: str, owner: str, ttl_s: int) -> bool:
-        return self.locks.setdefault(doc_key, owner) == owner
+        holder = self.locks.get(doc_key)
+        if holder not in (None, owner) and self.lock_expiry.get(doc_key, float("inf")) > self.now:
+            return False
+        self.locks[doc_key] = owner
+        self.lock_expiry[doc_key] = self.now + ttl_s
+        return True
 
     def unlock_document(self, doc_key: str, owner: str) -> None:
         if self.locks.get(doc_key) == owner:
             del self.locks[doc_key]
+            self.lock_expiry.pop(doc_key, None)
 
     def newest_applied(self, doc_key: str) -> float | None:
         return self.applied.get(doc_key)
@@ -85,10 +96,12 @@ class RpcFailure(grpc.RpcError):  # type: ignore[misc]  # grpc ships no types
 
 @dataclass
 class FakeRetriever:
-    """Answers DescribeBuild from ``builds`` and records every write; ``fail`` raises on writes."""
+    """Answers DescribeBuild from ``builds`` and records every write; ``fail`` raises on writes;
+    ``on_write`` is called with the method's name as each write arrives (a slow call, say)."""
 
     builds: dict[str, str] = field(default_factory=lambda: {"live": "b-live"})
     fail: RpcFailure | None = None
+    on_write: Callable[[str], None] | None = None
     calls: list[tuple[str, Any]] = field(default_factory=list)
 
     def DescribeBuild(self, request: pb.DescribeBuildRequest, timeout: float) -> Any:
@@ -97,6 +110,8 @@ class FakeRetriever:
         return pb.DescribeBuildResponse(build_id=self.builds[request.build])
 
     def _write(self, name: str, request: Any) -> Any:
+        if self.on_write is not None:
+            self.on_write(name)
         if self.fail is not None:
             raise self.fail
         self.calls.append((name, request))

@@ -9,7 +9,14 @@ import pytest
 
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
-from services.ingest.apply import Outcome, PermanentError, TransientError, doc_key, process
+from services.ingest.apply import (
+    LOCK_TTL_S,
+    Outcome,
+    PermanentError,
+    TransientError,
+    doc_key,
+    process,
+)
 from services.ingest.deliveries import DeliveryStore
 from tests.unit.services.ingest.fakes import FakeRetriever, FakeStore, RpcFailure, upserted
 
@@ -104,3 +111,40 @@ def test_a_body_that_no_longer_validates_is_permanent() -> None:
     store.bodies["d-1"] = b'{"event": "document.upserted"}'
     with pytest.raises(PermanentError, match="no longer validates"):
         run(store, retriever)
+
+
+def test_a_long_apply_renews_the_document_lease_so_no_other_delivery_takes_it() -> None:
+    # Regression (issue 16): the 300 s lease was taken once and never renewed, so a
+    # document whose writes outlasted it could be applied by a second delivery at once.
+    store = FakeStore()
+    key = doc_key("acme", "doc-1")
+    taken: list[bool] = []
+
+    def slow(name: str) -> None:  # each write takes 200 s: past the lease by the second
+        store.now += 200
+        taken.append(store.lock_document(key, "d-other", LOCK_TTL_S))
+
+    retriever = FakeRetriever(builds={"live": "b-1", "candidate": "b-2"}, on_write=slow)
+    store.add("d-1", upserted())
+    assert run(store, retriever).state == "done"
+    assert taken == [False, False, False, False]
+    assert not store.locks  # returned at the end
+
+
+def test_a_delivery_that_lost_its_document_lease_stops_writing() -> None:
+    # A worker frozen past its lease while another delivery took the document over
+    # must not go on writing the document under it.
+    store = FakeStore()
+    key = doc_key("acme", "doc-1")
+
+    def stolen(name: str) -> None:
+        if name == "Delete":
+            store.now += LOCK_TTL_S + 1
+            assert store.lock_document(key, "d-other", LOCK_TTL_S)
+
+    retriever = FakeRetriever(on_write=stolen)
+    store.add("d-1", upserted())
+    with pytest.raises(TransientError, match="lease"):
+        run(store, retriever)
+    assert [name for name, _ in retriever.calls] == ["Delete"]
+    assert store.locks == {key: "d-other"} and not store.applied

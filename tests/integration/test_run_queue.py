@@ -1,0 +1,123 @@
+"""The run queue on a real Redis: trimmed as runs finish, and bounded.
+
+Regression (issue 16): the queue stream kept every run ever queued (XACK leaves the
+entry), and nothing bounded how many runs could wait, so a burst grew Redis until
+it fell over instead of answering 503.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from ragway_tools.launcher import Stack, StackConfig
+from services.gateway.api.errors import http_error
+from services.gateway.runs.errors import QueueFull
+from services.gateway.runs.executor import RunExecutor
+from services.gateway.runs.queue import RunQueue
+from services.gateway.runs.store import GROUP, QUEUE, RunStore
+from services.gateway.settings import GatewaySettings
+from tests.integration.runs import QUESTION, demo_record
+from tests.unit.services.gateway.fakes import FakeBackends
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    s = Stack(StackConfig.on_free_ports(tmp_path))
+    s.logs_dir.mkdir(parents=True)
+    s.start_redis()
+    try:
+        yield s.config.redis_url
+    finally:
+        s.stop()
+
+
+async def _finish_runs(url: str, count: int) -> tuple[int, list[Any]]:
+    client = aioredis.Redis.from_url(url)
+    store = RunStore(client)
+    await store.ensure_queue()
+    records = [demo_record() for _ in range(count)]
+    for record in records:
+        await store.create(record, {"question": QUESTION}, None, 60)
+    settings = GatewaySettings(grpc_backoff_s=0.0)
+    queue = RunQueue(
+        store, RunExecutor(store, FakeBackends(), settings).execute,
+        consumer="gateway-a", concurrency=2, lease_s=5,
+    )  # fmt: skip
+    stop = asyncio.Event()
+    task = asyncio.create_task(queue.run(stop))
+    for _ in range(100):
+        done = [await store.get(r.id) for r in records]
+        if all(d is not None and d.status.finished for d in done):
+            break
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.3)  # the acks follow the final writes
+    stop.set()
+    await asyncio.wait_for(task, 10)
+    length = int(await client.xlen(QUEUE))
+    pending: Any = await client.xpending_range(QUEUE, GROUP, "-", "+", 10)
+    await client.aclose()
+    return length, pending
+
+
+def test_a_finished_run_leaves_nothing_in_the_queue_stream(redis_url: str) -> None:
+    length, pending = asyncio.run(_finish_runs(redis_url, 3))
+    assert (length, pending) == (0, [])
+
+
+async def _fill(url: str) -> tuple[list[str], QueueFull, str, int]:
+    client = aioredis.Redis.from_url(url)
+    store = RunStore(client, max_queue_depth=2)
+    await store.ensure_queue()
+    first = demo_record()
+    created = [
+        (await store.create(first, {"question": QUESTION}, "idem-1", 60)).run_id,
+        (await store.create(demo_record(), {"question": QUESTION}, None, 60)).run_id,
+    ]
+    refused = demo_record()
+    with pytest.raises(QueueFull) as full:
+        await store.create(refused, {"question": QUESTION}, None, 60)
+    # A retry of an accepted request still finds its run, full queue or not.
+    again = await store.create(demo_record(), {"question": QUESTION}, "idem-1", 60)
+    assert again.run_id == first.id and not again.created
+    assert await store.get(refused.id) is None  # nothing of the refused run was stored
+    length = int(await client.xlen(QUEUE))
+    await client.aclose()
+    return created, full.value, refused.id, length
+
+
+def test_a_full_queue_refuses_a_new_run_with_503_and_stores_nothing_of_it(redis_url: str) -> None:
+    created, full, _, length = asyncio.run(_fill(redis_url))
+    assert len(created) == 2 and length == 2
+    error = http_error(full)
+    assert (error.status, error.code) == (503, "queue_full")
+    assert error.headers is not None and int(error.headers["Retry-After"]) >= 1
+
+
+async def _legacy_trim(url: str) -> tuple[int, int]:
+    """A queue as older gateways left it: acknowledged entries never deleted."""
+    client = aioredis.Redis.from_url(url)
+    store = RunStore(client)
+    await store.ensure_queue()
+    for n in range(5):
+        await client.xadd(QUEUE, {"run_id": f"old-{n}"})
+    delivered: Any = await client.xreadgroup(GROUP, "old", {QUEUE: ">"}, count=4)
+    ids = [entry_id for _, entries in delivered for entry_id, _ in entries]
+    await client.xack(QUEUE, GROUP, *ids[:3])  # acked, left in the stream; ids[3] pending
+    await store.ensure_queue()  # a gateway of this version starting
+    length = int(await client.xlen(QUEUE))
+    pending = len(await client.xpending_range(QUEUE, GROUP, "-", "+", 10))
+    await client.aclose()
+    return length, pending
+
+
+def test_starting_trims_acknowledged_entries_and_keeps_pending_and_waiting_ones(
+    redis_url: str,
+) -> None:
+    # The pending entry (a run executing) and the undelivered one (waiting) remain.
+    assert asyncio.run(_legacy_trim(redis_url)) == (2, 1)

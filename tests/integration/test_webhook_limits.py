@@ -1,0 +1,93 @@
+"""Webhook deliveries are rate limited per sender and per tenant, like the gateway's keys.
+
+Regression (issue 16): the ingest API counted nothing, so one sender (or a leaked
+secret) could queue deliveries as fast as it could sign them. The ingest app runs
+in-process on a private Redis with a broker that only records what it is sent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+import pytest
+import redis
+from fastapi.testclient import TestClient
+
+from ragway_tools.launcher import Stack, StackConfig
+from services.ingest.api import create_app
+from services.ingest.deliveries import DeliveryStore
+from services.ingest.settings import IngestSettings
+from tests.integration.webhooks import send, upserted
+
+SENDERS = """\
+senders:
+  - {id: cms, tenants: [initech], secrets: [cms-secret]}
+  - {id: wiki, tenants: [initech], secrets: [wiki-secret]}
+"""
+
+
+class RecordingBroker:
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+
+    def send_task(self, name: str, **kwargs: Any) -> None:
+        self.sent.append(kwargs["args"])
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    s = Stack(StackConfig.on_free_ports(tmp_path))
+    s.logs_dir.mkdir(parents=True)
+    s.start_redis()
+    try:
+        yield s.config.redis_url
+    finally:
+        s.stop()
+
+
+def test_a_sender_and_a_tenant_past_their_quota_get_429_and_nothing_is_recorded(
+    redis_url: str, tmp_path: Path
+) -> None:
+    senders = tmp_path / "senders.yaml"
+    senders.write_text(SENDERS)
+    settings = IngestSettings(
+        redis_url=redis_url,
+        webhook_secrets_file=senders,
+        webhook_deliveries_per_minute=3,
+        tenant_webhook_deliveries_per_minute=4,
+    )
+    broker = RecordingBroker()
+    store = DeliveryStore(redis.Redis.from_url(redis_url), ttl_s=60)
+    app = create_app(settings, celery=broker)  # type: ignore[arg-type]
+    with TestClient(app) as client:
+        hooks = cast(httpx.Client, client)  # a TestClient is an httpx.Client
+        for n in range(3):
+            ok = send(hooks, "cms-secret", upserted(f"doc-{n}", "# A\n\nText.\n"))
+            assert ok.status_code == 202, ok.text
+            assert '"sender-deliveries";q=3;w=60' in ok.headers["RateLimit-Policy"]
+            assert '"tenant-deliveries";q=4;w=60' in ok.headers["RateLimit-Policy"]
+        over = send(hooks, "cms-secret", upserted("doc-9", "# A\n\nText.\n"), delivery_id="d-over")
+        refused(over, "sender-deliveries")
+        assert store.get("d-over") is None
+
+        # The other sender of the same tenant: one left in the tenant's quota.
+        assert send(hooks, "wiki-secret", upserted("doc-w", "# A\n\nText.\n")).status_code == 202
+        over = send(hooks, "wiki-secret", upserted("doc-x", "# A\n\nText.\n"), delivery_id="d-t")
+        refused(over, "tenant-deliveries")
+        assert store.get("d-t") is None
+
+        # An unsigned request is refused for its signature, counted against no one.
+        assert send(hooks, "no-secret", upserted("doc-y", "# A\n\nText.\n")).status_code == 401
+    assert len(broker.sent) == 4
+
+
+def refused(resp: Any, policy: str) -> None:
+    assert resp.status_code == 429, resp.text
+    assert resp.json()["error"]["code"] == "rate_limited"
+    assert 1 <= int(resp.headers["Retry-After"]) <= 60
+    state = re.search(rf'"{policy}";r=(\d+);t=(\d+)', resp.headers["RateLimit"])
+    assert state is not None and state.group(1) == "0", resp.headers["RateLimit"]
