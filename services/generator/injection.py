@@ -21,6 +21,11 @@ _PATTERNS = [
     # (a line break inside the phrase does not end it: "ignore\nprevious instructions")
     r"\b(?:ignore|disregard|forget|override|bypass)\b[^.!?]{0,60}?"
     r"\b(?:instructions?|rules|prompts?|guidelines|polic(?:y|ies)|directives?)\b",
+    # "disregard everything above", "forget what you were told", "ignore the text before this"
+    r"\b(?:ignore|disregard|forget)\s+(?:all\s+|everything\s+|anything\s+|whatever\s+|what\s+)?"
+    r"(?:(?:you\s+(?:were|have\s+been)\s+told)|(?:(?:that\s+|what\s+)?(?:is|was|came|comes)\s+)?"
+    r"(?:above|before|previously|earlier|prior)|(?:the\s+)?(?:above|previous|preceding|prior|earlier)"
+    r"\s+(?:text|content|context|messages?|passages?|sentences?|lines?))\b",
     # text that addresses the reader as a model
     r"\b(?:if|when|as|since)\s+you\s+are\s+(?:an?\s+|the\s+)?"
     r"(?:ai|assistant|chatbot|bot|language\s+model|llm|model)\b",
