@@ -56,6 +56,8 @@ KEY_NAMES = frozenset(
     {"http.route", "http.response.status_code", "http.status_code", "rpc.grpc.status_code"}
 )
 MAX_VALUE_CHARS = 80
+OPENMETRICS = "application/openmetrics-text; version=1.0.0"
+EXEMPLAR = " # {"  # how OpenMetrics appends an exemplar to a sample
 PERFORMANCE = ROOT / "docs/performance.md"
 OVERHEAD_HEADING = "## Tracing overhead\n"
 SERVICE_PREFIX = "ragway-"
@@ -185,7 +187,8 @@ def services_of(spans: Iterable[ReceivedSpan]) -> list[str]:
 
 
 def trim(service: str, url: str, text: str) -> Scrape:
-    """The ``ragway_*`` families of an exposition: TYPE lines and samples, buckets left out.
+    """The ``ragway_*`` families of an exposition: TYPE lines and samples, buckets left out
+    but those that carry an exemplar (a trace id, in OpenMetrics).
 
     ``_created`` samples (prometheus_client's creation times) go with the buckets:
     a timestamp per series says nothing here.
@@ -208,7 +211,7 @@ def trim(service: str, url: str, text: str) -> Scrape:
             continue
         ragway += 1
         metric = line.split("{", 1)[0].split(" ", 1)[0]
-        if metric.endswith(("_bucket", "_created")):
+        if metric.endswith("_created") or (metric.endswith("_bucket") and EXEMPLAR not in line):
             buckets += 1
             continue
         kept.append(line)
@@ -217,7 +220,8 @@ def trim(service: str, url: str, text: str) -> Scrape:
 
 
 def _scrape(service: str, url: str) -> Scrape:
-    resp = httpx.get(url, timeout=10)
+    # OpenMetrics, as Prometheus asks with exemplar storage on: the text format has none.
+    resp = httpx.get(url, headers={"Accept": OPENMETRICS}, timeout=10)
     resp.raise_for_status()
     return trim(service, url, resp.text)
 
@@ -389,9 +393,11 @@ def render(report: Report) -> str:
         "",
         "## Metrics",
         "",
-        "Each service's `/metrics` after the two requests above: the `ragway_*` families' "
-        "TYPE lines and samples; histogram `_bucket` and `_created` samples left out. The "
-        "Celery worker serves no `/metrics` (docs/observability.md, not yet built).",
+        "Each service's `/metrics` after the two requests above, scraped as OpenMetrics (as "
+        "Prometheus does with exemplar storage on): the `ragway_*` families' TYPE lines and "
+        "samples; `_created` samples and histogram buckets left out, but the buckets whose "
+        "exemplar (`# {span_id=…,trace_id=…} value`) links them to a trace above. The Celery "
+        "worker serves no `/metrics` (docs/observability.md, not yet built).",
         "",
     ]
     for s in report.scrapes:

@@ -29,6 +29,7 @@ from tests.integration.test_metrics import scrape, service_url, value
 from tests.integration.webhooks import PATH, send, upserted, wait_done
 
 PARTS = ("gateway", "retriever", "generator")
+OPENMETRICS = "application/openmetrics-text; version=1.0.0"
 
 
 @pytest.fixture
@@ -188,11 +189,19 @@ def test_over_otlp_the_inference_span_counts_the_tokens_and_the_histogram_moves(
     read, wrote = attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"]
     # Words: the passages given outweigh the answer, which quotes some of them.
     assert isinstance(read, int) and isinstance(wrote, int) and read > wrote > 0
-    # The span is in the trace of the request that asked.
-    asks = [
-        s for s in receiver.spans() if s.name == "POST /v1/ask" and s.service == "ragway-gateway"
-    ]
-    assert span.trace_id in {s.trace_id for s in asks}
+
+    # The span is in the trace of the request that asked. The gateway's server span
+    # ends after the response, so its batch may leave a moment after the generator's.
+    def asked() -> set[str]:
+        return {
+            s.trace_id
+            for s in receiver.spans()
+            if s.name == "POST /v1/ask" and s.service == "ragway-gateway"
+        }
+
+    while span.trace_id not in asked() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert span.trace_id in asked()
     after = scrape(metrics_url)
     labels = {"provider": "ragway", "model": str(attributes["gen_ai.request.model"])}
     for token_type, count in (("input", read), ("output", wrote)):
@@ -204,6 +213,20 @@ def test_over_otlp_the_inference_span_counts_the_tokens_and_the_histogram_moves(
             before, f"{name}_sum", token_type=token_type, **labels
         )
         assert (moved, added) == (1, count), token_type
+    # Exemplars: an OpenMetrics scrape links the run's latency buckets to its trace.
+    for url, histogram in (
+        (f"{stack.config.gateway_url}/metrics", "ragway_run_duration_seconds_bucket"),
+        (f"{stack.config.gateway_url}/metrics", "ragway_http_request_duration_seconds_bucket"),
+        (service_url(stack, "retriever"), "ragway_retriever_search_duration_seconds_bucket"),
+    ):
+        scraped = httpx.get(url, headers={"Accept": OPENMETRICS}, timeout=10)
+        assert scraped.headers["content-type"].startswith("application/openmetrics-text")
+        linked = [
+            line
+            for line in scraped.text.splitlines()
+            if line.startswith(histogram) and f'trace_id="{span.trace_id}"' in line
+        ]
+        assert linked, f"{histogram} has an exemplar of the run's trace"
 
 
 @pytest.fixture

@@ -68,6 +68,7 @@ ragway_runs_total{outcome="completed"} 1.0
 ragway_runs_created{outcome="completed"} 1.7e9
 # TYPE ragway_stage_duration_seconds histogram
 ragway_stage_duration_seconds_bucket{le="0.005",stage="retrieve"} 0.0
+ragway_stage_duration_seconds_bucket{le="0.025",stage="retrieve"} 1.0 # {trace_id="ab"} 0.02
 ragway_stage_duration_seconds_bucket{le="+Inf",stage="retrieve"} 1.0
 ragway_stage_duration_seconds_count{stage="retrieve"} 1.0
 ragway_stage_duration_seconds_sum{stage="retrieve"} 0.02
@@ -76,16 +77,18 @@ python_gc_objects_collected_total{generation="0"} 10.0
 """
 
 
-def test_a_scrape_keeps_the_ragway_families_without_buckets_created_or_help() -> None:
+def test_a_scrape_keeps_ragway_families_and_exemplars_not_buckets_created_or_help() -> None:
     s = trim("gateway", "http://127.0.0.1:1/metrics", EXPOSITION)
     assert s.kept == [
         "# TYPE ragway_runs_total counter",
         'ragway_runs_total{outcome="completed"} 1.0',
         "# TYPE ragway_stage_duration_seconds histogram",
+        'ragway_stage_duration_seconds_bucket{le="0.025",stage="retrieve"} 1.0'
+        ' # {trace_id="ab"} 0.02',
         'ragway_stage_duration_seconds_count{stage="retrieve"} 1.0',
         'ragway_stage_duration_seconds_sum{stage="retrieve"} 0.02',
     ]
-    assert (s.lines, s.ragway_lines, s.buckets_left_out, s.other_families) == (13, 11, 3, 1)
+    assert (s.lines, s.ragway_lines, s.buckets_left_out, s.other_families) == (14, 12, 3, 1)
 
 
 def test_the_overhead_comes_from_the_bench_report_else_from_the_committed_figures(
