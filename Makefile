@@ -91,6 +91,10 @@ bench: $(STAMP) ## End-to-end latency report on a private stack (var/bench/repor
 bench-tracing: $(STAMP) ## Tracing on vs off, same closed-loop /v1/ask load, same run (~3 min): var/bench/tracing.md
 	$(BIN)/ragway bench-tracing $(TRACING_ARGS)
 
+.PHONY: trace-report
+trace-report: $(STAMP) ## One webhook and one /v1/ask on a private traced stack (~2 min): span trees and every /metrics in var/observability/report.md
+	$(BIN)/ragway trace-report $(ARGS)
+
 .PHONY: loadtest
 loadtest: $(STAMP) ## Load with injected faults (~2 min) and the invariant checks: var/loadtest/short.md
 	$(BIN)/python -m loadtests loadtests/scenarios/short.yaml --output var/loadtest $(ARGS)

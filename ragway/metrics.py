@@ -10,6 +10,12 @@ Each service declares its own metrics (``services/*/metrics.py``) against
 One registry per process, not the library's global default, so that importing
 a third-party package that registers collectors cannot change what we expose,
 and tests can list exactly ragway's metrics.
+
+Latency histograms carry exemplars: the trace and span id of the sampled span that
+was current when a value was observed (``exemplar``), so a slow bucket leads to a
+trace. The text format has no exemplars; a scraper that asks for OpenMetrics
+(``Accept: application/openmetrics-text``, as Prometheus does with exemplar storage
+on) gets them.
 """
 
 from __future__ import annotations
@@ -20,14 +26,14 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from opentelemetry import trace
 from prometheus_client import (
-    CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Counter,
     Histogram,
-    generate_latest,
     start_http_server,
 )
+from prometheus_client.exposition import choose_encoder
 
 log = logging.getLogger(__name__)
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -76,9 +82,27 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-def exposition() -> tuple[bytes, str]:
-    """The text exposition of ``REGISTRY`` and its content type, for ``GET /metrics``."""
-    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+def exposition(accept: str = "") -> tuple[bytes, str]:
+    """``REGISTRY`` exposed for ``GET /metrics`` and its content type: OpenMetrics (with the
+    exemplars) when ``accept``, the request's Accept header, asks for it, else the text format.
+
+    The retriever's and generator's listener (``start_http_server``) chooses the same way.
+    """
+    encoder, content_type = choose_encoder(accept)
+    return encoder(REGISTRY), content_type
+
+
+def exemplar() -> dict[str, str] | None:
+    """The current span's trace and span id, for a histogram observation; None without one.
+
+    With tracing off the current span is the API's invalid span: no exemplar, and
+    the cost is one context lookup. An unsampled span's trace is not stored anywhere,
+    so it makes no exemplar either.
+    """
+    ctx = trace.get_current_span().get_span_context()
+    if not ctx.is_valid or not ctx.trace_flags.sampled:
+        return None
+    return {"trace_id": format(ctx.trace_id, "032x"), "span_id": format(ctx.span_id, "016x")}
 
 
 def serve_metrics(host: str, port: int) -> int | None:
@@ -133,7 +157,9 @@ class HttpMetrics:
         template = getattr(route, "path", None) or "unmatched"
         method = scope.get("method", "")
         HTTP_REQUESTS.labels(template, method, str(status)).inc()
-        HTTP_DURATION.labels(template, method).observe(time.perf_counter() - started)
+        HTTP_DURATION.labels(template, method).observe(
+            time.perf_counter() - started, exemplar=exemplar()
+        )
 
 
 def reason_label(reason: str) -> str:

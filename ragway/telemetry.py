@@ -6,7 +6,8 @@ Off unless ``OTEL_TRACES_EXPORTER`` names an exporter (``otlp`` or ``console``) 
 On, ``configure`` installs the SDK TracerProvider (service name, sampler and
 resource attributes from ``OTEL_SERVICE_NAME``, ``OTEL_TRACES_SAMPLER[_ARG]`` and
 ``OTEL_RESOURCE_ATTRIBUTES``, read by the SDK itself) and the maintained
-instrumentations: FastAPI, gRPC aio client and server, Redis, httpx, Celery.
+instrumentations: FastAPI, gRPC client (aio and sync) and aio server, Redis, httpx,
+Celery.
 
 These are OpenTelemetry's own variables, not ragway settings, which is why this
 module reads the environment rather than a ``*Settings`` object.
@@ -114,6 +115,7 @@ def _instrument(provider: TracerProvider) -> None:
     from opentelemetry.instrumentation.grpc import (
         GrpcAioInstrumentorClient,
         GrpcAioInstrumentorServer,
+        GrpcInstrumentorClient,
         filters,
     )
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
@@ -126,6 +128,11 @@ def _instrument(provider: TracerProvider) -> None:
     )
     # Readiness probes call the peers' health service: a root trace each, untraced.
     GrpcAioInstrumentorClient(filter_=filters.negate(filters.health_check())).instrument(  # type: ignore[no-untyped-call]
+        tracer_provider=provider
+    )
+    # The ingest worker writes to the retriever over a synchronous channel
+    # (ragway/service_auth.py): without this its task's trace would stop there.
+    GrpcInstrumentorClient(filter_=filters.negate(filters.health_check())).instrument(  # type: ignore[no-untyped-call]
         tracer_provider=provider
     )
     HTTPXClientInstrumentor().instrument(tracer_provider=provider)

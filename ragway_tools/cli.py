@@ -359,6 +359,28 @@ def bench_tracing(
     console.print(f"report: {output}")
 
 
+@app.command("trace-report")
+def trace_report(
+    output: Annotated[Path, typer.Option(help="Report path (the spans' .json sits beside it)")] = (
+        Path("var/observability/report.md")
+    ),
+    overhead: Annotated[
+        Path, typer.Option(help="The bench-tracing report to quote for the overhead")
+    ] = Path("var/bench/tracing.md"),
+) -> None:
+    """One webhook and one /v1/ask on a private traced stack: both traces and every /metrics."""
+    from ragway_tools import trace_report as mod
+    from ragway_tools.launcher import LaunchError
+
+    try:
+        with console.status("One webhook and one question on a private traced stack…"):
+            mod.run(output, overhead=overhead)
+    except LaunchError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    console.print(f"report: {output}")
+
+
 @app.command()
 def openapi(
     output: Annotated[Path | None, typer.Option(help="Write here instead of stdout")] = None,

@@ -41,6 +41,12 @@ class ReceivedSpan:
     parent_id: str  # "" for a root span
     kind: int  # the OTLP SpanKind number (1 internal, 2 server, 3 client, ...)
     attributes: dict[str, Any] = field(default_factory=dict)
+    start_ns: int = 0  # unix nanoseconds
+    end_ns: int = 0
+
+    @property
+    def duration_ms(self) -> float:
+        return (self.end_ns - self.start_ns) / 1e6
 
 
 def _value(v: AnyValue) -> Any:
@@ -155,6 +161,8 @@ class OtlpReceiver:
                             parent_id=s.parent_span_id.hex(),
                             kind=int(s.kind),
                             attributes=_attributes(s.attributes),
+                            start_ns=int(s.start_time_unix_nano),
+                            end_ns=int(s.end_time_unix_nano),
                         )
                     )
         with self._lock:

@@ -14,7 +14,7 @@ from importlib import resources
 from typing import Any
 
 import redis.asyncio as redis
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 from redis.exceptions import RedisError
 
@@ -197,8 +197,8 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
         return HTMLResponse(body, headers={"Content-Security-Policy": csp})
 
     @app.get("/metrics", include_in_schema=False)
-    async def prometheus_metrics() -> Response:
-        body, content_type = exposition()
+    async def prometheus_metrics(request: Request) -> Response:
+        body, content_type = exposition(request.headers.get("accept", ""))
         return Response(body, media_type=content_type)
 
     # The evidence console (docs/channels.md): static, holds no secret; its API calls

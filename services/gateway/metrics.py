@@ -12,7 +12,7 @@ from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from ragway.metrics import LATENCY_BUCKETS, REGISTRY, reason_label
+from ragway.metrics import LATENCY_BUCKETS, REGISTRY, exemplar, reason_label
 from services.gateway.resilience import CircuitBreaker
 from services.gateway.runs.feedback import Stored
 from services.gateway.runs.models import RunRecord, RunStatus
@@ -154,14 +154,18 @@ def observe_run(record: RunRecord) -> None:
     result = outcome(record)
     RUNS.labels(result).inc()
     total_ms = record.timings_ms.get("total")
+    # The executor calls this inside the run's span: the exemplars name its trace.
+    trace_ref = exemplar()
     if total_ms is not None:
         # Paths are the operator's few release units (services/gateway/paths), so
         # the label stays bounded; canary and baseline are told apart by it.
-        RUN_DURATION.labels(record.path or BASELINE, result).observe(total_ms / 1000)
+        RUN_DURATION.labels(record.path or BASELINE, result).observe(
+            total_ms / 1000, exemplar=trace_ref
+        )
     for stage in STAGES:
         ms = record.timings_ms.get(stage)
         if ms is not None:
-            STAGE_DURATION.labels(stage).observe(ms / 1000)
+            STAGE_DURATION.labels(stage).observe(ms / 1000, exemplar=trace_ref)
     for d in record.degraded:
         DEGRADATIONS.labels(d.stage, reason_label(d.reason)).inc()
 

@@ -89,8 +89,8 @@ def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> Fas
     app.add_middleware(HttpMetrics)
 
     @app.get("/metrics", include_in_schema=False)
-    async def prometheus_metrics() -> Response:
-        body, content_type = exposition()
+    async def prometheus_metrics(request: Request) -> Response:
+        body, content_type = exposition(request.headers.get("accept", ""))
         return Response(body, media_type=content_type)
 
     @app.get("/healthz")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
-from ragway.metrics import LATENCY_BUCKETS, REGISTRY, reason_label
+from ragway.metrics import LATENCY_BUCKETS, REGISTRY, exemplar, reason_label
 
 SEARCH_DURATION = Histogram(
     "ragway_retriever_search_duration_seconds",
@@ -56,8 +56,10 @@ def observe_rerank(reranker: str | None, outcome: str | None) -> None:
 def observe_search(
     mode: str, seconds: float, timings_ms: dict[str, float], degraded: list[tuple[str, str]]
 ) -> None:
-    SEARCH_DURATION.labels(mode).observe(seconds)
+    # Called inside the Search server span: the exemplar names the run's trace.
+    trace_ref = exemplar()
+    SEARCH_DURATION.labels(mode).observe(seconds, exemplar=trace_ref)
     for stage, ms in timings_ms.items():
-        SEARCH_STAGE_DURATION.labels(stage).observe(ms / 1000)
+        SEARCH_STAGE_DURATION.labels(stage).observe(ms / 1000, exemplar=trace_ref)
     for stage, reason in degraded:
         SEARCH_DEGRADATIONS.labels(stage, reason_label(reason)).inc()

@@ -14,17 +14,22 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 
 from ragway.kb import Defaults, discover, parse_document
 from ragway_tools.launcher import Stack, StackConfig
 from ragway_tools.loading import load_documents
 from ragway_tools.otlp_receiver import OtlpReceiver, ReceivedSpan
+from services.ingest.deliveries import DeliveryStore
+from services.ingest.worker import TASK
 from tests.conftest import FIXTURES, ROOT
 from tests.integration.conftest import auth
 from tests.integration.sse import read_events, start_run
 from tests.integration.test_metrics import scrape, service_url, value
+from tests.integration.webhooks import PATH, send, upserted, wait_done
 
 PARTS = ("gateway", "retriever", "generator")
+OPENMETRICS = "application/openmetrics-text; version=1.0.0"
 
 
 @pytest.fixture
@@ -184,11 +189,19 @@ def test_over_otlp_the_inference_span_counts_the_tokens_and_the_histogram_moves(
     read, wrote = attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"]
     # Words: the passages given outweigh the answer, which quotes some of them.
     assert isinstance(read, int) and isinstance(wrote, int) and read > wrote > 0
-    # The span is in the trace of the request that asked.
-    asks = [
-        s for s in receiver.spans() if s.name == "POST /v1/ask" and s.service == "ragway-gateway"
-    ]
-    assert span.trace_id in {s.trace_id for s in asks}
+
+    # The span is in the trace of the request that asked. The gateway's server span
+    # ends after the response, so its batch may leave a moment after the generator's.
+    def asked() -> set[str]:
+        return {
+            s.trace_id
+            for s in receiver.spans()
+            if s.name == "POST /v1/ask" and s.service == "ragway-gateway"
+        }
+
+    while span.trace_id not in asked() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert span.trace_id in asked()
     after = scrape(metrics_url)
     labels = {"provider": "ragway", "model": str(attributes["gen_ai.request.model"])}
     for token_type, count in (("input", read), ("output", wrote)):
@@ -200,3 +213,87 @@ def test_over_otlp_the_inference_span_counts_the_tokens_and_the_histogram_moves(
             before, f"{name}_sum", token_type=token_type, **labels
         )
         assert (moved, added) == (1, count), token_type
+    # Exemplars: an OpenMetrics scrape links the run's latency buckets to its trace.
+    for url, histogram in (
+        (f"{stack.config.gateway_url}/metrics", "ragway_run_duration_seconds_bucket"),
+        (f"{stack.config.gateway_url}/metrics", "ragway_http_request_duration_seconds_bucket"),
+        (service_url(stack, "retriever"), "ragway_retriever_search_duration_seconds_bucket"),
+    ):
+        scraped = httpx.get(url, headers={"Accept": OPENMETRICS}, timeout=10)
+        assert scraped.headers["content-type"].startswith("application/openmetrics-text")
+        linked = [
+            line
+            for line in scraped.text.splitlines()
+            if line.startswith(histogram) and f'trace_id="{span.trace_id}"' in line
+        ]
+        assert linked, f"{histogram} has an exemplar of the run's trace"
+
+
+@pytest.fixture
+def ingest_traced(tmp_path: Path) -> Iterator[tuple[Stack, OtlpReceiver]]:
+    """Retriever, ingest API and one Celery worker, exporting over OTLP to a receiver."""
+    with OtlpReceiver() as receiver:
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "100"}
+        config = StackConfig.on_free_ports(
+            tmp_path, api_keys_file=FIXTURES / "api-keys.yaml", extra_env=env
+        )
+        s = Stack(config)
+        try:
+            s.start_backends()
+            s.start_ingest()
+            yield s, receiver
+        finally:
+            s.stop()
+
+
+def test_a_webhook_delivery_is_one_trace_from_the_ingest_api_into_the_celery_task(
+    ingest_traced: tuple[Stack, OtlpReceiver],
+) -> None:
+    stack, receiver = ingest_traced
+    content = "# Tracing note\n\nA webhook's trace continues into the Celery task.\n"
+    with httpx.Client(base_url=stack.config.ingest_url, timeout=30) as client:
+        sent = send(client, stack.config.webhook_secret, upserted("trace-note", content))
+    assert sent.status_code == 202, sent.text
+    delivery_id = sent.json()["delivery_id"]
+    store = DeliveryStore(redis.Redis.from_url(stack.config.redis_url), ttl_s=3600)
+    assert wait_done(store, delivery_id)["state"] == "done"
+
+    def delivery_spans() -> tuple[ReceivedSpan | None, ReceivedSpan | None]:
+        spans = receiver.spans()
+        posts = [
+            s
+            for s in spans
+            if s.service == "ragway-ingest-api" and s.name == f"POST {PATH}" and s.kind == 2
+        ]
+        tasks = [
+            s for s in spans if s.service == "ragway-ingest-worker" and s.name == f"run/{TASK}"
+        ]
+        return (posts[0] if posts else None), (tasks[0] if tasks else None)
+
+    deadline = time.monotonic() + 15
+    while None in (found := delivery_spans()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    post, task = found
+    assert post is not None, "the ingest API exported the webhook's server span"
+    assert task is not None, "the worker exported the task's span"
+    assert task.trace_id == post.trace_id, "the task continues the webhook's trace"
+    by_id = {s.span_id: s for s in receiver.spans() if s.trace_id == post.trace_id}
+    # The task's parent is the API's publish span, itself under the webhook's request.
+    publish = by_id[task.parent_id]
+    assert publish.service == "ragway-ingest-api" and publish.name == f"apply_async/{TASK}"
+    assert post.span_id in ancestors(publish, by_id)
+    # The task's write reaches the retriever in the same trace, under the task's span
+    # (the worker's synchronous gRPC client span carries the context on).
+    writes = [s for s in by_id.values() if s.service == "ragway-retriever" and s.kind == 2]
+    assert writes, "the retriever's server span of the task's write is in the trace"
+    assert all(task.span_id in ancestors(w, by_id) for w in writes)
+
+
+def ancestors(span: ReceivedSpan, by_id: dict[str, ReceivedSpan]) -> list[str]:
+    """The span ids from ``span``'s parent up to the root."""
+    found: list[str] = []
+    parent = by_id.get(span.parent_id)
+    while parent is not None:
+        found.append(parent.span_id)
+        parent = by_id.get(parent.parent_id)
+    return found

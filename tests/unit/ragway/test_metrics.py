@@ -6,13 +6,15 @@ import re
 
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from prometheus_client.parser import text_string_to_metric_families
 
 # Imported for their side effect: each registers its service's metrics.
 import services.gateway.metrics as gateway_metrics
 import services.generator.metrics
 import services.retriever.metrics
-from ragway.metrics import REGISTRY, HttpMetrics, exposition, reason_label
+from ragway.metrics import REGISTRY, HttpMetrics, exemplar, exposition, reason_label
 from services.gateway.resilience import CircuitBreaker
 from services.gateway.runs.models import Degradation, RunStatus
 from tests.integration.runs import demo_record
@@ -192,3 +194,36 @@ def test_run_duration_is_labelled_with_the_path_that_served_the_run() -> None:
     before = REGISTRY.get_sample_value(name, labels) or 0.0
     gateway_metrics.observe_run(record)
     assert REGISTRY.get_sample_value(name, labels) == before + 1
+
+
+def test_an_observation_inside_a_sampled_span_carries_its_trace_as_an_exemplar() -> None:
+    # A provider of the test's own: the global one stays the API's no-op.
+    tracer = TracerProvider().get_tracer("test")
+    assert exemplar() is None  # no span: tracing off costs one context lookup
+    with tracer.start_as_current_span("ragway.run") as span:
+        ctx = span.get_span_context()
+        assert exemplar() == {
+            "trace_id": format(ctx.trace_id, "032x"),
+            "span_id": format(ctx.span_id, "016x"),
+        }
+        record = demo_record()
+        record.status = RunStatus.SUCCEEDED
+        record.refused = False
+        record.timings_ms = {"total": 41.0, "retrieve": 12.0}
+        record.path = "exemplar-test"
+        gateway_metrics.observe_run(record)
+    unsampled = TracerProvider(sampler=ALWAYS_OFF).get_tracer("test")
+    with unsampled.start_as_current_span("not stored"):
+        assert exemplar() is None
+    # Only an OpenMetrics scrape gets the exemplars; the text format has none.
+    text, text_type = exposition("text/plain")
+    assert text_type.startswith("text/plain") and b"trace_id" not in text
+    body, content_type = exposition("application/openmetrics-text; version=1.0.0,*/*;q=0.1")
+    assert content_type.startswith("application/openmetrics-text")
+    bucket = next(
+        line
+        for line in body.decode().splitlines()
+        if line.startswith('ragway_run_duration_seconds_bucket{le="0.05",outcome="completed",')
+        and 'path="exemplar-test"' in line
+    )
+    assert f'# {{span_id="{ctx.span_id:016x}",trace_id="{ctx.trace_id:032x}"}} 0.041' in bucket
