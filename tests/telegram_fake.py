@@ -75,6 +75,24 @@ class FakeBotApi:
             time.sleep(0.05)
         raise AssertionError(f"the bot never wrote what was expected; chat: {self.chat(user_id)}")
 
+    def transcript(self) -> str:
+        """Every exchange so far as Markdown, in order: what each user said, and each bot
+        message as it ended (its streaming edits counted, not repeated)."""
+        with self._lock:
+            said = [(u["message"]["message_id"], u["message"]) for u in self._updates]
+            wrote = [(m.message_id, m) for m in self.messages]
+        lines = ["# Telegram bot: the test conversation", ""]
+        lines += ["Recorded by tests/integration/test_telegram.py against the fake Bot API", ""]
+        for _, item in sorted([*said, *wrote], key=lambda pair: pair[0]):
+            if isinstance(item, BotMessage):
+                edited = len(item.edits) - 1
+                edits = f" (edited {edited} times)" if edited else ""
+                lines.append(f"**bot → {item.chat_id}**{edits}:")
+                lines += ["", *(f"> {line}" for line in item.text.splitlines()), ""]
+            else:
+                lines += [f"**user {item['from']['id']}:** {item['text']}", ""]
+        return "\n".join(lines)
+
     # -- the Bot API ---------------------------------------------------------
     def call(self, method: str, params: dict[str, str]) -> tuple[int, dict[str, Any]]:
         self.calls.append((method, params))

@@ -18,7 +18,12 @@ from telegram.warnings import PTBDeprecationWarning
 
 from services.telegram import render
 from services.telegram.allowlist import AllowList, Grant
-from services.telegram.gateway import GatewayClient, GatewayRejected, GatewayUnavailable
+from services.telegram.gateway import (
+    ACCEPTED,
+    GatewayClient,
+    GatewayRejected,
+    GatewayUnavailable,
+)
 from services.telegram.settings import TelegramSettings
 
 log = logging.getLogger(__name__)
@@ -36,6 +41,9 @@ class Channel:
         self.allowlist = allowlist
         self.gateway = gateway
         self.settings = settings
+        # The conversation of each Telegram chat: its questions are follow-ups of one
+        # another until /new. In memory: a restarted bot starts every chat afresh.
+        self.conversations: dict[int, str] = {}
 
     async def start(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if (grant := await self._admit(update)) is None:
@@ -47,6 +55,18 @@ class Channel:
             )
         log.info("telegram start", extra={"telegram_id": grant.telegram_id})
 
+    async def new(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """/new: the chat's next question starts a new conversation."""
+        if (grant := await self._admit(update)) is None:
+            return
+        chat = update.effective_chat
+        if chat is not None:
+            self.conversations.pop(chat.id, None)
+        message = update.effective_message
+        if message is not None:
+            await message.reply_text(render.NEW_CONVERSATION)
+        log.info("telegram new conversation", extra={"telegram_id": grant.telegram_id})
+
     async def question(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message = update.effective_message
         if message is None or not message.text:
@@ -54,7 +74,7 @@ class Channel:
         if (grant := await self._admit(update)) is None:
             return
         reply = await message.reply_text(render.WAITING)
-        await Exchange(self, grant, reply).run(message.text)
+        await Exchange(self, grant, reply, message.chat_id).run(message.text)
 
     async def _admit(self, update: Update) -> Grant | None:
         """The user's grant, or a polite refusal before anything is retrieved."""
@@ -74,35 +94,36 @@ class Channel:
 class Exchange:
     """One question: the reply message edited as deltas arrive, then finished."""
 
-    def __init__(self, channel: Channel, grant: Grant, reply: Message) -> None:
+    def __init__(self, channel: Channel, grant: Grant, reply: Message, chat_id: int) -> None:
         self.channel = channel
         self.grant = grant
         self.reply = reply
+        self.chat_id = chat_id
         self.shown = render.WAITING
         self.next_edit = 0.0
+        self.run_id = ""
+        self.answer: dict[str, Any] | None = None
+        self.failure: str | None = None
 
     async def run(self, question: str) -> None:
-        text = ""
-        answer: dict[str, Any] | None = None
-        failure: str | None = None
-        run_id = ""
         started = time.monotonic()
+        conversations = self.channel.conversations
+        failure: str | None = None
         try:
-            async for event in self.channel.gateway.ask(self.grant.api_key, question):
-                if event.type == "run.accepted":
-                    run_id = str(event.data.get("run_id", ""))
-                elif event.type == "answer.delta":
-                    text += str(event.data.get("text", ""))
-                    await self._edit(render.preview(text))
-                elif event.type == "answer.reset" or (
-                    event.type == "run.started" and event.data.get("restarted")
-                ):
-                    text = ""
-                elif event.type == "answer.completed":
-                    answer = event.data
-                elif event.type in ("run.failed", "run.cancelled"):
-                    error = event.data.get("error") or {}
-                    failure = render.FAILED.format(code=error.get("code", event.type))
+            try:
+                await self._follow(question, conversations.get(self.chat_id))
+            except GatewayRejected as exc:
+                # The chat's conversation expired (404) or is full (409): refused before
+                # any run started, so the question simply starts a new conversation.
+                if self.run_id or exc.status not in (404, 409) or self.chat_id not in conversations:
+                    raise
+                conversations.pop(self.chat_id, None)
+                log.info(
+                    "telegram conversation restarted",
+                    extra={"telegram_id": self.grant.telegram_id, "code": exc.code},
+                )
+                await self._follow(question, None)
+            failure = self.failure
         except GatewayUnavailable as exc:
             log.warning(
                 "gateway unavailable",
@@ -124,16 +145,38 @@ class Exchange:
             extra={
                 "telegram_id": self.grant.telegram_id,
                 "key_id": self.grant.key_id,
-                "run_id": run_id,
-                "refused": bool(answer and answer.get("refused")),
+                "run_id": self.run_id,
+                "refused": bool(self.answer and self.answer.get("refused")),
                 "failed": failure is not None,
                 "ms": round((time.monotonic() - started) * 1000),
             },
         )
-        if failure is not None or answer is None:
+        if failure is not None or self.answer is None:
             await self._edit(failure or render.UNAVAILABLE, force=True)
             return
-        await self._finish(answer)
+        await self._finish(self.answer)
+
+    async def _follow(self, question: str, conversation_id: str | None) -> None:
+        """Ask, and show the answer's deltas as they arrive; the outcome lands on self."""
+        text = ""
+        ask = self.channel.gateway.ask(self.grant.api_key, question, conversation_id)
+        async for event in ask:
+            if event.type == ACCEPTED:
+                self.run_id = str(event.data.get("run_id", ""))
+                if conversation := event.data.get("conversation_id"):
+                    self.channel.conversations[self.chat_id] = str(conversation)
+            elif event.type == "answer.delta":
+                text += str(event.data.get("text", ""))
+                await self._edit(render.preview(text))
+            elif event.type == "answer.reset" or (
+                event.type == "run.started" and event.data.get("restarted")
+            ):
+                text = ""
+            elif event.type == "answer.completed":
+                self.answer = event.data
+            elif event.type in ("run.failed", "run.cancelled"):
+                error = event.data.get("error") or {}
+                self.failure = render.FAILED.format(code=error.get("code", event.type))
 
     async def _edit(self, text: str, *, force: bool = False, html: bool = False) -> None:
         """Show ``text``: a streaming edit is skipped when too soon; a forced one (the final
@@ -211,6 +254,7 @@ def build_application(
         .build()
     )
     app.add_handler(CommandHandler("start", channel.start))
+    app.add_handler(CommandHandler("new", channel.new))
     app.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, channel.question))
     app.add_error_handler(_on_error)
     return app

@@ -14,6 +14,9 @@ from typing import Any
 import httpx
 
 TERMINAL = frozenset({"run.completed", "run.failed", "run.cancelled"})
+# Not a gateway event: made by ask() from the reply to POST /v1/runs, which alone names
+# the conversation a run belongs to (the stream's run.accepted does not).
+ACCEPTED = "bot.accepted"
 
 
 class GatewayUnavailable(Exception):
@@ -44,17 +47,28 @@ class GatewayClient:
     async def close(self) -> None:
         await self._http.aclose()
 
-    async def ask(self, api_key: str, question: str) -> AsyncIterator[Event]:
-        """Start a run and yield its events until the terminal one."""
+    async def ask(
+        self, api_key: str, question: str, conversation_id: str | None = None
+    ) -> AsyncIterator[Event]:
+        """Start a run (a follow-up in ``conversation_id`` when given) and yield its events
+        until the terminal one. The first event is made here from the
+        gateway's reply (``ACCEPTED``): it names the run and its conversation."""
         headers = {"Authorization": f"Bearer {api_key}"}
+        body: dict[str, str] = {"question": question, "channel": "telegram"}
+        if conversation_id is not None:
+            body["conversation_id"] = conversation_id
         try:
-            reply = await self._http.post(
-                "/v1/runs", json={"question": question, "channel": "telegram"}, headers=headers
-            )
+            reply = await self._http.post("/v1/runs", json=body, headers=headers)
         except httpx.HTTPError as exc:
             raise GatewayUnavailable(type(exc).__name__) from exc
         _check(reply)
-        run_id = str(reply.json()["run_id"])
+        accepted = reply.json()
+        run_id = str(accepted["run_id"])
+        yield Event(
+            id="",
+            type=ACCEPTED,
+            data={"run_id": run_id, "conversation_id": accepted.get("conversation_id")},
+        )
         async for event in self._follow(run_id, headers):
             yield event
 

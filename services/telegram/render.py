@@ -16,6 +16,7 @@ NOT_ALLOWED = (
     "Sorry, this bot answers only the people its operators have added. "
     "If you should have access, ask them to add your Telegram user id: {user_id}."
 )
+NEW_CONVERSATION = "New conversation: your next question starts afresh."
 FAILED = "I could not finish this answer ({code}). Please try again."
 
 

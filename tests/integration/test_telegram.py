@@ -12,11 +12,13 @@ import re
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from ragway_tools.launcher import Stack, free_port
+from tests.conftest import ROOT
 from tests.integration.conftest import KEYS, auth
 from tests.telegram_fake import BotMessage, FakeBotApi, serve_fake_bot_api
 
@@ -25,6 +27,8 @@ pytestmark = pytest.mark.integration
 TOKEN = "4242:test-token-that-must-never-be-logged"
 ALLOWED = 1001  # demo-public: tenant demo, group public
 STRANGER = 2002
+# The bot's test conversation, for the channel's note (var/ is not committed).
+TRANSCRIPT = ROOT / "var" / "telegram" / "transcript.md"
 
 
 def _write_config(folder: Path) -> dict[str, str]:
@@ -53,6 +57,8 @@ def bot(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fake
             yield fake
         finally:
             stack.kill("telegram", signal.SIGTERM)
+            TRANSCRIPT.parent.mkdir(parents=True, exist_ok=True)
+            TRANSCRIPT.write_text(fake.transcript())
     log = (stack.logs_dir / "telegram.log").read_text()
     assert TOKEN not in log and TOKEN.split(":")[1] not in log, "the bot logged its token"
     assert "Traceback" not in log, log[-4000:]
@@ -127,3 +133,33 @@ def test_a_gateway_outage_is_a_clear_message(
     assert chat[0].text.startswith("The knowledge service cannot be reached right now.")
     log = (stack.logs_dir / "telegram-outage.log").read_text()
     assert "gateway unavailable" in log and "Traceback" not in log
+
+
+def _exchanges(stack: Stack) -> list[str]:
+    log = (stack.logs_dir / "telegram.log").read_text()
+    return re.findall(rf"telegram exchange .*run_id=(run_\w+) telegram_id={ALLOWED}\b", log)
+
+
+def test_questions_in_a_chat_are_one_conversation_until_new(
+    bot: FakeBotApi, stack: Stack, api: httpx.Client
+) -> None:
+    def ask(question: str) -> dict[str, Any]:
+        before, runs = len(bot.chat(ALLOWED)), len(_exchanges(stack))
+        bot.say(ALLOWED, question)
+        bot.wait_for(ALLOWED, lambda c: len(c) > before and c[before].parse_mode == "HTML")
+        run_id = _exchanges(stack)[runs]
+        return dict(api.get(f"/v1/runs/{run_id}", headers=auth("demo")).json())
+
+    opening = ask("How are API keys stored?")
+    follow_up = ask("how do I add one?")
+    # The follow-up was asked in the opening's conversation, so it was rewritten from it.
+    assert opening["conversation_id"] and follow_up["conversation_id"] == opening["conversation_id"]
+    assert follow_up["rewritten_query"] and follow_up["rewritten_query"] != "how do I add one?"
+
+    before = len(bot.chat(ALLOWED))
+    bot.say(ALLOWED, "/new")
+    chat = bot.wait_for(ALLOWED, lambda c: len(c) > before)
+    assert chat[before].text == "New conversation: your next question starts afresh."
+    fresh = ask("How are API keys stored?")
+    assert fresh["conversation_id"] and fresh["conversation_id"] != opening["conversation_id"]
+    assert fresh["rewritten_query"] is None

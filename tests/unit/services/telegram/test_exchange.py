@@ -1,4 +1,5 @@
-"""One exchange: edits are rate limited while deltas stream, and Telegram's 429 is obeyed."""
+"""One exchange: edits are rate limited while deltas stream, Telegram's 429 is obeyed, and
+a chat's questions are one conversation."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ from telegram.warnings import PTBDeprecationWarning
 
 from services.telegram.allowlist import AllowList, Grant
 from services.telegram.bot import Channel, Exchange
-from services.telegram.gateway import Event, GatewayClient, GatewayUnavailable
+from services.telegram.gateway import (
+    ACCEPTED,
+    Event,
+    GatewayClient,
+    GatewayRejected,
+    GatewayUnavailable,
+)
 from services.telegram.settings import TelegramSettings
 
 
@@ -21,7 +28,9 @@ class ScriptedGateway(GatewayClient):
         self.events = events
         self.fail = fail
 
-    async def ask(self, api_key: str, question: str) -> AsyncIterator[Event]:
+    async def ask(
+        self, api_key: str, question: str, conversation_id: str | None = None
+    ) -> AsyncIterator[Event]:
         for event in self.events:
             yield event
         if self.fail:
@@ -58,11 +67,46 @@ def _deltas(n: int) -> list[Event]:
     return [*events, Event("3-0", "run.completed", {"status": "succeeded"})]
 
 
-async def _run(gateway: GatewayClient, reply: Reply, interval_s: float = 60) -> None:
+async def _run(
+    gateway: GatewayClient, reply: Reply, interval_s: float = 60, channel: Channel | None = None
+) -> None:
     settings = TelegramSettings(telegram_edit_interval_s=interval_s)
-    channel = Channel(AllowList({}), gateway, settings)
-    exchange = Exchange(channel, Grant(1, "k", "secret"), reply)  # type: ignore[arg-type]
+    channel = channel or Channel(AllowList({}), gateway, settings)
+    exchange = Exchange(channel, Grant(1, "k", "secret"), reply, 7)  # type: ignore[arg-type]
     await exchange.run("q")
+
+
+class ConversationGateway(GatewayClient):
+    """Answers in conversation "conv-n", and refuses the ids in ``gone`` as expired."""
+
+    def __init__(self, gone: set[str]) -> None:
+        super().__init__("http://127.0.0.1:9", 1)
+        self.gone = gone
+        self.asked: list[str | None] = []
+
+    async def ask(
+        self, api_key: str, question: str, conversation_id: str | None = None
+    ) -> AsyncIterator[Event]:
+        self.asked.append(conversation_id)
+        if conversation_id in self.gone:
+            raise GatewayRejected(404, "conversation_not_found", "no conversation")
+        conversation = conversation_id or f"conv-{len(self.asked)}"
+        yield Event("", ACCEPTED, {"run_id": "run_1", "conversation_id": conversation})
+        for event in _deltas(2):
+            yield event
+
+
+async def test_a_chat_asks_in_its_conversation_and_an_expired_one_is_started_afresh() -> None:
+    gateway = ConversationGateway(gone=set())
+    channel = Channel(AllowList({}), gateway, TelegramSettings())
+    await _run(gateway, Reply(), channel=channel)
+    await _run(gateway, Reply(), channel=channel)
+    assert gateway.asked == [None, "conv-1"] and channel.conversations == {7: "conv-1"}
+    gateway.gone.add("conv-1")  # expired: the question is asked again, in a new one
+    reply = Reply()
+    await _run(gateway, reply, channel=channel)
+    assert gateway.asked[2:] == ["conv-1", None] and channel.conversations == {7: "conv-4"}
+    assert reply.edits[-1][0].startswith("w0 w1")
 
 
 async def test_when_deltas_stream_fast_then_the_reply_is_edited_once_per_interval() -> None:
