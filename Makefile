@@ -225,8 +225,8 @@ openapi: $(STAMP) ## Write the gateway's OpenAPI spec to docs/openapi.json
 .PHONY: lock
 lock: ## Re-resolve requirements.lock + requirements-llm.lock from pyproject.toml (needs the registry)
 	rm -rf /tmp/ragway-lock && $(PYTHON) -m venv /tmp/ragway-lock
-	/tmp/ragway-lock/bin/pip install --quiet -e '.[dev,llm]'
-	# One resolution of [dev,llm], split: the llm extra's own packages go to $(LLM_LOCK).
+	/tmp/ragway-lock/bin/pip install --quiet -e '.[dev,llm,console]'
+	# One resolution of [dev,llm,console], split: the llm extra's own packages go to $(LLM_LOCK).
 	{ /tmp/ragway-lock/bin/pip freeze --exclude-editable | grep -v '^-e '; \
 	  /tmp/ragway-lock/bin/pip freeze --all | grep '^setuptools=='; } > /tmp/ragway-lock/frozen.txt
 	/tmp/ragway-lock/bin/python -m ragway_tools.llm_build split-lock /tmp/ragway-lock/frozen.txt

@@ -97,6 +97,14 @@ def up(
             "RAGWAY_TELEGRAM_ALLOWLIST_FILE; docs/channels.md)"
         ),
     ] = False,
+    console_flag: Annotated[
+        bool,
+        typer.Option(
+            "--console",
+            help="Serve the Gradio evidence console at /console instead of the static one "
+            "(log in with an API key; docs/channels.md)",
+        ),
+    ] = False,
 ) -> None:
     """Start Redis, retriever, generator, gateway, ingest API and worker; load the demo KB."""
     from ragway_tools.demo import DEMO_KB
@@ -116,7 +124,8 @@ def up(
         generator_port=generator_port,
         gateway_port=port,
         ingest_port=ingest_port,
-        extra_env={"RAGWAY_GENERATOR_BACKEND": generator.value} if generator else {},
+        extra_env=({"RAGWAY_GENERATOR_BACKEND": generator.value} if generator else {})
+        | ({"RAGWAY_CONSOLE": "gradio"} if console_flag else {}),
         api_keys_file=api_keys or StackConfig.api_keys_file,
     )
     stack = Stack(config)
@@ -126,6 +135,8 @@ def up(
         keys = load_api_keys(config.api_keys_file)
         if telegram:
             _check_telegram()
+        if console_flag:
+            _check_console()
         if backend == GeneratorChoice.llama:
             ensure_llama_backend(lambda line: console.print(line, markup=False, highlight=False))
     except LaunchError as exc:
@@ -155,7 +166,8 @@ def up(
         ready_s = time.monotonic() - started
         console.print(f"\n[bold green]ragway is ready[/] in {ready_s:.1f} s")
         console.print(f"  Open [bold]{config.gateway_url}/[/] and ask a question.")
-        console.print(f"  Evidence console: {config.gateway_url}/console (docs/channels.md)")
+        login = " (Gradio: log in with a key id and the key)" if console_flag else ""
+        console.print(f"  Evidence console: {config.gateway_url}/console{login} (docs/channels.md)")
         console.print(f"  API docs: {config.gateway_url}/docs   Logs: {stack.logs_dir}/")
         if api_keys is None:
             for key, groups in DEMO_KEYS.items():
@@ -208,6 +220,19 @@ def _check_telegram() -> None:
         AllowList.from_file(settings.telegram_allowlist_file)
     except ValueError as exc:
         raise LaunchError(f"--telegram: {exc} (docs/channels.md)") from None
+
+
+def _check_console() -> None:
+    """Gradio is installed (the console extra); found, not imported: the gateway does that."""
+    import importlib.util
+
+    from ragway_tools.launcher import LaunchError
+
+    if importlib.util.find_spec("gradio") is None:
+        raise LaunchError(
+            "--console: gradio is not installed: install the console extra with "
+            "make install, which installs requirements.lock (docs/channels.md)"
+        )
 
 
 @kb_app.command("load")

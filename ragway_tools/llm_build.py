@@ -277,19 +277,19 @@ def _closure(extras: set[str]) -> set[str]:
 def split_lock(frozen: Path, main_lock: Path = MAIN_LOCK, llm_lock: Path = LLM_LOCK) -> None:
     """Write requirements.lock and requirements-llm.lock from one ``pip freeze``.
 
-    One resolution of ``.[dev,llm]``, split: what ``.[dev]`` needs goes to the main
-    lock, the rest (the llm extra's own packages) to the llm lock, so both agree.
+    One resolution of ``.[dev,llm,console]``, split: what ``.[dev,console]`` needs goes
+    to the main lock, the rest (the llm extra's own packages) to the llm lock, so all agree.
     """
     from packaging.utils import canonicalize_name
 
-    llm_only = _closure({"dev", "llm"}) - _closure({"dev"})
+    llm_only = _closure({"dev", "llm", "console"}) - _closure({"dev", "console"})
     pins = [ln for ln in frozen.read_text().splitlines() if "==" in ln]
     llm_pins = [p for p in pins if canonicalize_name(p.split("==")[0]) in llm_only]
     main_pins = [p for p in pins if p not in llm_pins]
     main_lock.write_text(
-        "# Every package, pinned: resolved from pyproject.toml ([dev,llm] in one resolution) by"
-        " `make lock`;\n# the packages only the llm extra needs are in requirements-llm.lock"
-        " (`make install-llm`).\n" + "\n".join(main_pins) + "\n"
+        "# Every package, pinned: resolved from pyproject.toml ([dev,llm,console] in one"
+        " resolution) by `make lock`;\n# the packages only the llm extra needs are in"
+        " requirements-llm.lock (`make install-llm`).\n" + "\n".join(main_pins) + "\n"
     )
     llm_lock.write_text(
         "# The llm extra's own packages (the 'llama' generator backend), installed by\n"

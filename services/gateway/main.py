@@ -201,13 +201,19 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
         body, content_type = exposition(request.headers.get("accept", ""))
         return Response(body, media_type=content_type)
 
-    # The evidence console (docs/channels.md): static, holds no secret; its API calls
-    # carry the key the user types, so the guard on /v1 decides what it may read.
-    console = resources.files("services.gateway").joinpath("static/console.html").read_text()
+    if settings.console == "html":
+        # The evidence console (docs/channels.md): static, holds no secret; its API calls
+        # carry the key the user types, so the guard on /v1 decides what it may read.
+        console = static.joinpath("console.html").read_text()
 
-    @app.get("/console", include_in_schema=False)
-    async def evidence_console() -> HTMLResponse:
-        return HTMLResponse(console)
+        @app.get("/console", include_in_schema=False)
+        async def evidence_console() -> HTMLResponse:
+            return HTMLResponse(console)
+    elif settings.console == "gradio":
+        # Imported only when asked for: the default gateway never loads Gradio.
+        from services.gateway.console.app import mount
+
+        mount(app, registry, settings.ask_timeout_s)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -80,3 +81,6 @@ class GatewaySettings(RedisClientSettings):
     feedback_retention_s: int = Field(default=30 * 24 * 3600, ge=60, le=366 * 24 * 3600)
     heartbeat_s: float = Field(default=15.0, gt=0, le=300)
     ask_timeout_s: float = Field(default=30.0, gt=0, le=600)
+    # The evidence console at /console (docs/channels.md): the static page (html), the
+    # Gradio app (gradio: `ragway up --console`; imports gradio), or none (off).
+    console: Literal["html", "gradio", "off"] = "html"

@@ -79,7 +79,7 @@ def test_runs_survive_a_redis_restart_and_the_gateway_reports_the_outage(own: St
         # on a busy disk Valkey may hold it back up to two. Kill Redis once what the
         # client saw is on disk, as it is a second or two later in any deployment.
         client = redis.Redis.from_url(own.config.redis_url)
-        assert client.execute_command("WAITAOF", 1, 0, 10_000)[0] == 1
+        assert client.waitaof(1, 0, 10_000)[0] == 1
         client.close()
         own.kill("redis", signal.SIGKILL)
         ready = api.get("/readyz")
