@@ -37,8 +37,8 @@ import redis.asyncio as aioredis
 from redis.exceptions import WatchError
 
 # A run of the gateway that keeps appending (an answer streaming) can make a
-# transaction start over; after this many tries the redaction is an error, and
-# the delivery that asked for it is retried.
+# transaction start over; after this many tries WatchError (a RedisError) is raised,
+# and the ingest worker leaves the delivery to the broker, which hands it out again.
 MAX_TRIES = 50
 
 
@@ -259,7 +259,7 @@ async def reapply(client: aioredis.Redis, run_id: str, tenant: str) -> bool:
                 return True
             except WatchError:
                 continue
-    raise RuntimeError(f"run {run_id}: redaction kept being interrupted by writes")
+    raise WatchError(f"run {run_id}: the redaction kept being interrupted by writes")
 
 
 # The ingest worker's side (redis, synchronous).
@@ -311,7 +311,7 @@ def _redact_run(client: redis.Redis, run_id: str, tenant: str, redactions: dict[
                 return change != Rewrite(None, None)
             except WatchError:
                 continue
-    raise RuntimeError(f"run {run_id}: redaction kept being interrupted by writes")
+    raise WatchError(f"run {run_id}: the redaction kept being interrupted by writes")
 
 
 def _turns_of(raw_record: bytes | None) -> str | None:

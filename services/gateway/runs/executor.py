@@ -371,8 +371,12 @@ class RunExecutor:
         await self._add_turn(record)
         # After the final write and the turn, which put back what the executor held: a
         # redaction that came meanwhile is applied again (ragway/redaction.py).
-        if record.sources and await self._store.reapply_redactions(record):
-            log.info("run redacted again after its end", extra={"run_id": record.id})
+        if record.sources:
+            try:
+                if await self._store.reapply_redactions(record):
+                    log.info("run redacted again after its end", extra={"run_id": record.id})
+            except Exception:  # the run is done; a failed redaction must not undo it
+                log.exception("redaction after the run's end failed", extra={"run_id": record.id})
         log.info(
             "run finished",
             extra={
