@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import grpc
 from pydantic import ValidationError
 
+from ragway import redaction
 from ragway.build_targets import target_builds
 from ragway.kb import CONTENT_TYPES, Defaults, DocumentError, build_document
 from ragway.v1 import retriever_pb2 as pb
@@ -100,10 +101,42 @@ def process(
                 raise TransientError(f"document {ref.id!r}: the lease was lost to another delivery")
 
         outcome = _apply(stub, payload, timeout_s, renew)
+        _redact(store, payload)
         store.advance(key, occurred)
         return outcome
     finally:
         store.unlock_document(key, owner)
+
+
+def _redact(
+    store: DeliveryStore, payload: DocumentUpserted | DocumentDeleted | DocumentAccessChanged
+) -> None:
+    """Take the document's text out of the runs that read it (ragway/redaction.py).
+
+    After the retriever writes, so no new run reads it; before the delivery is marked
+    applied, so a Redis error here retries the whole (idempotent) delivery. Every access
+    change counts, not only a removed group: which groups lost it is not known here,
+    and the run's next reader may be anyone of the old ones.
+    """
+    if isinstance(payload, DocumentUpserted):
+        return
+    reason = (
+        redaction.Reason.DOCUMENT_DELETED
+        if isinstance(payload, DocumentDeleted)
+        else redaction.Reason.ACCESS_CHANGED
+    )
+    ref = payload.document
+    runs = redaction.redact_document(store.client, ref.tenant, ref.id, reason)
+    if runs:
+        log.info(
+            "runs redacted",
+            extra={
+                "tenant": ref.tenant,
+                "document_id": ref.id,
+                "reason": reason.value,
+                "runs": runs,
+            },
+        )
 
 
 def _apply(

@@ -68,6 +68,11 @@ class DeliveryStore:
         self._lease = client.register_script(_LEASE)
         self._queued = client.register_script(_QUEUED)
 
+    @property
+    def client(self) -> redis.Redis:
+        """The Redis these records live in: the gateway's, where runs are redacted too."""
+        return self._r
+
     def record(
         self, delivery_id: str, body: bytes, *, signed_at: int, event: str, doc: str
     ) -> Recorded:

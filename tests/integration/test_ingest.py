@@ -29,6 +29,7 @@ from ragway_tools.launcher import Stack, free_port, write_secret
 from services.ingest.deliveries import DeliveryStore
 from services.ingest.signing import sign
 from tests.integration.conftest import auth
+from tests.integration.sse import Sse, read_events
 from tests.integration.webhooks import (
     PATH,
     chunk_count,
@@ -492,3 +493,91 @@ def test_no_ingest_log_line_holds_the_redis_password(ingest: Stack) -> None:
         assert text, name
         assert ingest.config.redis_password not in text, name
     assert "redis://:**@" in (ingest.logs_dir / "ingest-worker.log").read_text()
+
+
+def run_text(api: httpx.Client, who: str, run_id: str) -> tuple[dict[str, Any], list[Sse]]:
+    """The run's record and its whole event log, replayed from the start."""
+    resp = api.get(f"/v1/runs/{run_id}", headers=auth(who))
+    assert resp.status_code == 200, resp.text
+    return resp.json(), read_events(api, run_id, auth(who), after="0-0")
+
+
+def test_a_deleted_document_leaves_no_text_in_the_runs_that_cited_it_of_its_tenant_only(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore, api: httpx.Client
+) -> None:
+    doc_id = f"carryover-{uuid.uuid4().hex[:6]}"
+    ours = VACATION.replace("twelve", "eleven")
+    theirs = (
+        "# Globex vacation policy\n\n## Carry-over\n\n"
+        "Globex staff may carry over at most four vacation days into the next calendar year.\n"
+    )
+    for tenant, text in (("initech", ours), ("globex", theirs)):
+        resp = send(hooks, secret(ingest), upserted(doc_id, text, tenant=tenant))
+        assert wait_done(store, resp.json()["delivery_id"])["state"] == "done"
+    mine = ask(api, "initech", "How many vacation days may Initech staff carry over?")
+    other = ask(api, "globex", "How many vacation days may Globex staff carry over?")
+    assert "eleven vacation days" in mine["answer"]
+    assert doc_id in {c["document_id"] for c in mine["citations"]}
+    assert doc_id in {c["document_id"] for c in other["citations"]}
+    record, events = run_text(api, "initech", mine["run_id"])
+    assert "eleven vacation days" in json.dumps(record)
+    assert "eleven vacation days" in "".join(e.data for e in events)
+    other_before = run_text(api, "globex", other["run_id"])
+    conversation = f"/v1/conversations/{mine['conversation_id']}"
+    deadline = time.monotonic() + 30  # the turn is added just after the run's last event
+    while "eleven" not in api.get(conversation, headers=auth("initech")).text:
+        assert time.monotonic() < deadline, "the run's turn never reached its conversation"
+        time.sleep(0.1)
+
+    resp = send(hooks, secret(ingest), deleted(doc_id))
+    assert wait_done(store, resp.json()["delivery_id"])["state"] == "done"
+
+    after, replay = run_text(api, "initech", mine["run_id"])
+    assert "eleven" not in json.dumps(after)
+    assert all("eleven" not in e.data for e in replay)
+    gone = [s for s in after["sources"] if s["document_id"] == doc_id]
+    assert gone and all(s["text"] == "" and s["redacted"] == "document_deleted" for s in gone)
+    kept = [s for s in after["sources"] if s["document_id"] != doc_id]
+    assert all(s["text"] and "redacted" not in s for s in kept)
+    assert after["answer"] == ""
+    assert after["redactions"] == [{"document_id": doc_id, "reason": "document_deleted"}]
+    # A resuming client finds every id it knew, in order, with the same event types.
+    assert [(e.id, e.event) for e in replay] == [(e.id, e.event) for e in events]
+    completed = next(e.json for e in replay if e.event == "answer.completed")
+    assert completed["answer"] == "" and completed["redacted"] == "document_deleted"
+    # The run's conversation turn quoted the answer too.
+    resp = api.get(conversation, headers=auth("initech"))
+    assert resp.status_code == 200, resp.text
+    assert "eleven" not in resp.text
+    # The same document id in another tenant is another document: its run is as it was.
+    assert run_text(api, "globex", other["run_id"]) == other_before
+
+    wait_done(
+        store, send(hooks, secret(ingest), deleted(doc_id, tenant="globex")).json()["delivery_id"]
+    )
+
+
+def test_an_access_change_takes_the_passages_out_of_the_runs_that_read_the_document(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore, api: httpx.Client
+) -> None:
+    doc_id = f"samir-{uuid.uuid4().hex[:6]}"
+    text = "# Samir settlement\n\nInitech agreed to pay 61000 dollars in the Samir settlement.\n"
+    resp = send(hooks, secret(ingest), upserted(doc_id, text, groups=["legal"]))
+    wait_done(store, resp.json()["delivery_id"])
+    legal = ask(api, "initech-legal", "What did Initech agree to pay in the Samir settlement?")
+    assert doc_id in {c["document_id"] for c in legal["citations"]}
+    assert "61000" in legal["answer"]
+
+    change = {
+        "event": "document.access_changed",
+        "document": {"id": doc_id, "tenant": "initech", "groups": ["board"]},
+    }
+    assert wait_done(store, send(hooks, secret(ingest), change).json()["delivery_id"])["state"] == (
+        "done"
+    )
+    record, replay = run_text(api, "initech-legal", legal["run_id"])
+    assert "61000" not in json.dumps(record) and all("61000" not in e.data for e in replay)
+    assert {s["redacted"] for s in record["sources"] if s["document_id"] == doc_id} == {
+        "access_changed"
+    }
+    assert record["redactions"] == [{"document_id": doc_id, "reason": "access_changed"}]

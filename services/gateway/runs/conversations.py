@@ -19,6 +19,7 @@ from typing import Any
 import redis.asyncio as redis
 from pydantic import BaseModel, Field
 
+from ragway import redaction
 from services.gateway.runs.models import now_ms
 
 CONVERSATION_ID = re.compile(r"^conv_[0-9a-f]{32}$")
@@ -43,8 +44,8 @@ def conversation_key(conversation_id: str) -> str:
     return f"ragway:conv:{conversation_id}"
 
 
-def turns_key(conversation_id: str) -> str:
-    return f"ragway:conv:{conversation_id}:turns"
+# Named in ragway/redaction.py, which takes a redacted answer out of its turn.
+turns_key = redaction.turns_key
 
 
 class Turn(BaseModel):
@@ -59,6 +60,12 @@ class Turn(BaseModel):
     refused: bool
     source_ids: list[str] = Field(description="The chunk ids the answer cites.")
     at_ms: int
+    redacted: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Only when a cited document was deleted (`document_deleted`) or revoked "
+        "(`access_changed`) after the run: `answer` is then empty.",
+    )
 
     @property
     def chars(self) -> int:

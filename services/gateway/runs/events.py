@@ -77,6 +77,12 @@ class AnswerDelta(RunEvent):
     TYPE = EventType.DELTA
     text: str = Field(description="The piece of text.")
     index: int = Field(description="0-based position of the piece since the last reset.")
+    redacted: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Only when a cited document was deleted (`document_deleted`) or revoked "
+        "(`access_changed`) after the run: `text` is then empty.",
+    )
 
 
 class AnswerReset(RunEvent):
@@ -104,6 +110,12 @@ class AnswerCompleted(RunEvent):
     model: str | None = Field(description="The model that wrote the answer.")
     prompt_version: str | None = Field(description="Its prompt or policy version.")
     degraded: list[Degradation] = Field(description="The generator's degradations.")
+    redacted: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Only when a cited document was deleted (`document_deleted`) or revoked "
+        "(`access_changed`) after the run: `answer` is then empty.",
+    )
 
 
 class RunCompleted(RunEvent):

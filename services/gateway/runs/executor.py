@@ -83,6 +83,12 @@ class ExecutorStore(Protocol):
 
     async def save_detached(self, record: RunRecord, *, ttl_s: int) -> None: ...
 
+    # The index of the runs that read each document (ragway/redaction.py), and the
+    # redaction again, after the final write, of a run redacted while it ran.
+    async def cite(self, record: RunRecord, *, ttl_s: int) -> None: ...
+
+    async def reapply_redactions(self, record: RunRecord) -> bool: ...
+
     async def last_event_type(self, run_id: str) -> str | None: ...
 
     async def cancel_requested(self, run_id: str) -> bool: ...
@@ -236,6 +242,8 @@ class RunExecutor:
         record.degraded.extend(found.degraded)
         packed = pack(found.hits, s.context_token_budget, record.top_k)
         record.sources = clients.sources(packed)
+        # Indexed before the passages reach the log: a deletion from now on finds the run.
+        await self._store.cite(record, ttl_s=s.record_retention_s)
         await self._store.append(
             record.id,
             RetrievalCompleted(
@@ -361,6 +369,14 @@ class RunExecutor:
         )
         metrics.observe_run(record)
         await self._add_turn(record)
+        # After the final write and the turn, which put back what the executor held: a
+        # redaction that came meanwhile is applied again (ragway/redaction.py).
+        if record.sources:
+            try:
+                if await self._store.reapply_redactions(record):
+                    log.info("run redacted again after its end", extra={"run_id": record.id})
+            except Exception:  # the run is done; a failed redaction must not undo it
+                log.exception("redaction after the run's end failed", extra={"run_id": record.id})
         log.info(
             "run finished",
             extra={
@@ -470,6 +486,12 @@ class _ShadowStore:
 
     async def save_detached(self, record: RunRecord, *, ttl_s: int) -> None:
         await self._store.save_detached(record, ttl_s=ttl_s)
+
+    async def cite(self, record: RunRecord, *, ttl_s: int) -> None:
+        await self._store.cite(record, ttl_s=ttl_s)
+
+    async def reapply_redactions(self, record: RunRecord) -> bool:
+        return await self._store.reapply_redactions(record)
 
     async def last_event_type(self, run_id: str) -> str | None:
         return None

@@ -81,6 +81,13 @@ class Source(BaseModel):
         description="The passage the generator read, so a reader (or an audit) can check "
         "the answer against it.",
     )
+    # Only on a source whose document was deleted or revoked after the run (ragway.redaction).
+    redacted: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Set once the passage was taken out: `document_deleted` or "
+        "`access_changed`; `text` is then empty.",
+    )
 
 
 class Citation(BaseModel):
@@ -110,6 +117,13 @@ class RunFeedback(BaseModel):
 class Degradation(BaseModel):
     stage: str
     reason: str
+
+
+class Redaction(BaseModel):
+    """A document whose text was taken out of the run after it ran (ragway.redaction)."""
+
+    document_id: str
+    reason: str = Field(description="`document_deleted` or `access_changed`.")
 
 
 class ErrorInfo(BaseModel):
@@ -189,6 +203,12 @@ class RunRecord(BaseModel):
         default=None,
         description="The user's feedback on the answer (POST /v1/runs/{id}/feedback), once "
         "given: the latest rating, comment and time.",
+    )
+
+    redactions: list[Redaction] = Field(
+        default_factory=list,
+        description="Documents deleted or revoked since the run: their sources' `text` is "
+        "empty, and so is `answer` when the answer cited one of them.",
     )
 
     @property

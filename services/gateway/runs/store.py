@@ -6,6 +6,8 @@
                                (consumer group); an entry is deleted when acknowledged
     ragway:idem:{key}:{digest} JSON {run_id, request}: the first run for that key
     ragway:run:{id}:lease      hash {token, holder}: who may write the run now
+    ragway:cites:…, ragway:run:{id}:redactions   the runs that read each document, and
+                               what was redacted of a run (ragway/redaction.py)
 
 Creation is one Lua script, so a run is either accepted whole (record, first
 event, queue entry, idempotency mapping) or not at all.
@@ -29,7 +31,7 @@ from typing import Any, NamedTuple
 import redis.asyncio as redis
 from redis.exceptions import ResponseError
 
-from ragway import telemetry
+from ragway import redaction, telemetry
 from services.gateway.runs.errors import IdempotencyConflict, QueueFull
 from services.gateway.runs.events import RunAcceptedEvent, RunEvent
 from services.gateway.runs.models import RunFeedback, RunRecord, now_ms
@@ -151,12 +153,9 @@ class LeaseLost(Exception):
         self.run_id = run_id
 
 
-def run_key(run_id: str) -> str:
-    return f"ragway:run:{run_id}"
-
-
-def events_key(run_id: str) -> str:
-    return f"ragway:run:{run_id}:events"
+# The keys the ingest worker's redaction rewrites: named once, in ragway/redaction.py.
+run_key = redaction.run_key
+events_key = redaction.events_key
 
 
 def lease_key(run_id: str) -> str:
@@ -362,6 +361,18 @@ class RunStore:
         if event_id is None:
             raise LeaseLost(record.id)
         return _text(event_id)
+
+    async def cite(self, record: RunRecord, *, ttl_s: int) -> None:
+        """Index the run under every document whose passages it holds, for ``ttl_s`` (its
+        record's retention): a deletion or revocation of one of them finds it there."""
+        await redaction.index_citations(
+            self._r, record.tenant, record.id, (s.document_id for s in record.sources), ttl_s
+        )
+
+    async def reapply_redactions(self, record: RunRecord) -> bool:
+        """Redact the run again under what it was redacted of while it ran: its final
+        write put the text back. True when there was any."""
+        return await redaction.reapply(self._r, record.id, record.tenant)
 
     async def last_event_type(self, run_id: str) -> str | None:
         entries: Any = await self._r.xrevrange(events_key(run_id), count=1)

@@ -26,6 +26,9 @@ class FakeStore:
         self.records: dict[str, RunRecord] = {}
         self.events: dict[str, list[Event]] = {}
         self.cancelled: set[str] = set()
+        # run id -> the documents it was indexed under, the events before that, the TTL
+        self.cited: dict[str, tuple[list[str], list[str], int]] = {}
+        self.reapplied: list[tuple[str, RunStatus]] = []
         self._idem: dict[str, tuple[str, str]] = {}
         self._seq = 0
         # Called after each append: a test's hook into the run between its steps.
@@ -66,6 +69,15 @@ class FakeStore:
 
     async def save_detached(self, record: RunRecord, *, ttl_s: int) -> None:
         self.records[record.id] = record.model_copy(deep=True)
+
+    async def cite(self, record: RunRecord, *, ttl_s: int) -> None:
+        docs = sorted({s.document_id for s in record.sources})
+        self.cited[record.id] = (docs, [e.type for e in self.events.get(record.id, [])], ttl_s)
+
+    async def reapply_redactions(self, record: RunRecord) -> bool:
+        # What the final write left: the executor must redact again after it.
+        self.reapplied.append((record.id, self.records[record.id].status))
+        return False
 
     async def attach_feedback(self, run_id: str, feedback: RunFeedback) -> RunRecord | None:
         record = self.records.get(run_id)

@@ -65,6 +65,18 @@ def test_a_normal_run_writes_its_events_in_order_and_saves_the_answer() -> None:
     assert completed == {"status": "succeeded", "timings_ms": record.timings_ms}
 
 
+def test_a_run_is_indexed_under_its_documents_before_their_passages_reach_the_log() -> None:
+    # ragway/redaction.py finds the run there when one of them is deleted or revoked,
+    # and the run is redacted again after its final write, which put the text back.
+    store = FakeStore()
+    run = queued_run(store)
+    execute(store, FakeBackends(), run.id)
+    docs, before, ttl_s = store.cited[run.id]
+    assert docs == sorted({s.document_id for s in store.records[run.id].sources}) and docs
+    assert before == ["run.started"] and ttl_s == SETTINGS.record_retention_s
+    assert store.reapplied == [(run.id, RunStatus.SUCCEEDED)]
+
+
 def test_dense_and_reranker_degradations_pass_through_to_the_event_and_the_record() -> None:
     store = FakeStore()
     run = queued_run(store)

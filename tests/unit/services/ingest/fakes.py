@@ -12,10 +12,26 @@ import grpc
 from ragway.v1 import retriever_pb2 as pb
 
 
+class NoRuns:
+    """The runs' Redis as ragway.redaction reads it: no run read any document. Records
+    the documents whose runs were looked up."""
+
+    def __init__(self) -> None:
+        self.looked_up: list[str] = []
+
+    def zremrangebyscore(self, key: str, low: object, high: object) -> int:
+        self.looked_up.append(key)
+        return 0
+
+    def zrange(self, key: str, start: int, end: int, withscores: bool = False) -> list[object]:
+        return []
+
+
 class FakeStore:
     """The ``DeliveryStore`` methods apply.py and the worker use, in memory."""
 
     def __init__(self) -> None:
+        self.client = NoRuns()
         self.records: dict[str, dict[str, str]] = {}
         self.bodies: dict[str, bytes] = {}
         self.locks: dict[str, str] = {}

@@ -7,6 +7,7 @@ from typing import cast
 import grpc
 import pytest
 
+from ragway import redaction
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
 from services.ingest.apply import (
@@ -148,3 +149,31 @@ def test_a_delivery_that_lost_its_document_lease_stops_writing() -> None:
         run(store, retriever)
     assert [name for name, _ in retriever.calls] == ["Delete"]
     assert store.locks == {key: "d-other"} and not store.applied
+
+
+def test_a_delete_and_an_access_change_redact_the_runs_that_read_the_document_an_upsert_not() -> (
+    None
+):
+    store, retriever = FakeStore(), FakeRetriever()
+    store.add("d-1", upserted())
+    run(store, retriever)
+    assert store.client.looked_up == []
+    store.add(
+        "d-2",
+        {
+            "event": "document.deleted",
+            "occurred_at": 2000,
+            "document": {"id": "doc-1", "tenant": "acme"},
+        },
+    )
+    run(store, retriever, "d-2")
+    store.add(
+        "d-3",
+        {
+            "event": "document.access_changed",
+            "occurred_at": 3000,
+            "document": {"id": "doc-1", "tenant": "acme", "groups": ["hr"]},
+        },
+    )
+    run(store, retriever, "d-3")
+    assert store.client.looked_up == [redaction.cites_key("acme", "doc-1")] * 2
