@@ -76,9 +76,13 @@ def test_runs_survive_a_redis_restart_and_the_gateway_reports_the_outage(own: St
         assert before[-1].event == "run.completed"
 
         # appendfsync everysec: a write reaches the AOF within about a second, and
-        # on a busy disk Valkey may hold it back up to two. Kill Redis once what the
-        # client saw is on disk, as it is a second or two later in any deployment.
+        # while an fsync is in flight (the new AOF's first one, a busy disk) Valkey
+        # holds writes back up to two. Kill Redis once what the client saw is on
+        # disk, as it is a second or two later in any deployment. WAITAOF waits for
+        # the calling connection's own writes, and the AOF is one ordered file: a
+        # write of ours after the run's covers the run's too.
         client = redis.Redis.from_url(own.config.redis_url)
+        client.set("ragway:test:aof-probe", "1")
         assert client.waitaof(1, 0, 10_000)[0] == 1
         client.close()
         own.kill("redis", signal.SIGKILL)
