@@ -66,6 +66,29 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 
 @contextlib.contextmanager
+def redis_alone(data: Path) -> Iterator[Stack]:
+    """A Redis of its own and nothing else: for tests of the code that talks to Redis."""
+    s = Stack(StackConfig.on_free_ports(data))
+    s.logs_dir.mkdir(parents=True)
+    s.start_redis()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture
+def redis_only(tmp_path: Path) -> Iterator[Stack]:
+    with redis_alone(tmp_path) as s:
+        yield s
+
+
+@pytest.fixture
+def redis_url(redis_only: Stack) -> str:
+    return redis_only.config.redis_url
+
+
+@contextlib.contextmanager
 def own_redis(shared: Stack, data: Path, env: dict[str, str]) -> Iterator[Stack]:
     """A stack with its own Redis (started) and settings, on the session's retriever and
     generator: for tests that restart gateways or change gateway settings."""

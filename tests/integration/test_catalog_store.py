@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import pytest
 import redis
 
-from ragway_tools.launcher import Stack, StackConfig
+from ragway_tools.launcher import Stack
 from services.retriever.catalog import LIVE, BuildCatalog, BuildStateError, UnknownBuildError
 from services.retriever.catalog_redis import RedisCatalogStore
 from services.retriever.catalog_store import (
@@ -27,6 +27,7 @@ from services.retriever.catalog_store import (
     CatalogUnavailableError,
     FileCatalogStore,
 )
+from tests.integration.conftest import redis_alone
 from tests.unit.services.retriever.test_catalog import sealed
 
 T = TypeVar("T")
@@ -35,13 +36,8 @@ REPLICAS = 8
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    s = Stack(StackConfig.on_free_ports(tmp_path_factory.mktemp("catalog-redis")))
-    s.logs_dir.mkdir(parents=True)
-    s.start_redis()
-    try:
+    with redis_alone(tmp_path_factory.mktemp("catalog-redis")) as s:
         yield s
-    finally:
-        s.stop()
 
 
 @pytest.fixture
@@ -199,10 +195,7 @@ def test_first_alias_wins_and_manifest_updates_from_replicas_all_land(
 def test_without_redis_a_search_serves_the_alias_last_read_and_changes_fail(
     tmp_path: Path,
 ) -> None:
-    s = Stack(StackConfig.on_free_ports(tmp_path))
-    s.logs_dir.mkdir(parents=True)
-    s.start_redis()
-    try:
+    with redis_alone(tmp_path) as s:
         store = RedisCatalogStore.from_url(s.config.redis_url, prefix="t:", timeout_s=1)
         store.create("b0", manifest("b0"))
         store.set_alias(LIVE, "b0")
@@ -213,8 +206,6 @@ def test_without_redis_a_search_serves_the_alias_last_read_and_changes_fail(
             store.alias(CANDIDATE)  # never read: nothing to fall back on
         with pytest.raises(CatalogUnavailableError):
             store.promote("b0", expected_live="")
-    finally:
-        s.stop()
 
 
 def test_a_file_catalog_is_adopted_once_into_an_empty_shared_one(

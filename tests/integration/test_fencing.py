@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator, Iterator
-from pathlib import Path
+from collections.abc import AsyncGenerator
 from typing import Any
 
-import pytest
 import redis.asyncio as aioredis
 
 from ragway.v1 import generator_pb2, retriever_pb2
-from ragway_tools.launcher import Stack, StackConfig
+from ragway_tools.launcher import Stack
 from services.gateway.runs.executor import RunExecutor
 from services.gateway.runs.models import TERMINAL_EVENTS
 from services.gateway.runs.queue import RunQueue
@@ -30,17 +28,6 @@ from tests.unit.services.gateway.fakes import ANSWER, delta, final, search_reply
 
 LEASE_S = 0.6
 SETTINGS = GatewaySettings(grpc_backoff_s=0.0, run_lease_s=LEASE_S)
-
-
-@pytest.fixture
-def redis_only(tmp_path: Path) -> Iterator[Stack]:
-    s = Stack(StackConfig.on_free_ports(tmp_path))
-    s.logs_dir.mkdir(parents=True)
-    s.start_redis()
-    try:
-        yield s
-    finally:
-        s.stop()
 
 
 class FrozenBackends:

@@ -8,14 +8,11 @@ it fell over instead of answering 503.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 
-from ragway_tools.launcher import Stack, StackConfig
 from services.gateway.api.errors import http_error
 from services.gateway.runs.errors import QueueFull
 from services.gateway.runs.executor import RunExecutor
@@ -24,17 +21,6 @@ from services.gateway.runs.store import GROUP, QUEUE, RunStore
 from services.gateway.settings import GatewaySettings
 from tests.integration.runs import QUESTION, demo_record
 from tests.unit.services.gateway.fakes import FakeBackends
-
-
-@pytest.fixture
-def redis_url(tmp_path: Path) -> Iterator[str]:
-    s = Stack(StackConfig.on_free_ports(tmp_path))
-    s.logs_dir.mkdir(parents=True)
-    s.start_redis()
-    try:
-        yield s.config.redis_url
-    finally:
-        s.stop()
 
 
 async def _finish_runs(url: str, count: int) -> tuple[int, list[Any]]:

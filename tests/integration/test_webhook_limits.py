@@ -8,16 +8,13 @@ in-process on a private Redis with a broker that only records what it is sent.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import httpx
-import pytest
 import redis
 from fastapi.testclient import TestClient
 
-from ragway_tools.launcher import Stack, StackConfig
 from services.ingest.api import create_app
 from services.ingest.deliveries import DeliveryStore
 from services.ingest.settings import IngestSettings
@@ -36,17 +33,6 @@ class RecordingBroker:
 
     def send_task(self, name: str, **kwargs: Any) -> None:
         self.sent.append(kwargs["args"])
-
-
-@pytest.fixture
-def redis_url(tmp_path: Path) -> Iterator[str]:
-    s = Stack(StackConfig.on_free_ports(tmp_path))
-    s.logs_dir.mkdir(parents=True)
-    s.start_redis()
-    try:
-        yield s.config.redis_url
-    finally:
-        s.stop()
 
 
 def test_a_sender_and_a_tenant_past_their_quota_get_429_and_nothing_is_recorded(

@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import yaml
 
 from tests.conftest import ROOT
-
-
-def load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
+from tests.unit.scripts.loading import load
 
 validate_deploy = load("validate_deploy")
 COMPONENT = ROOT / "deploy/k8s/components/prometheus-operator/podmonitor.yaml"
