@@ -488,12 +488,9 @@ class ExtractiveGenerator:
             return chosen
         siblings = self._passage_units(chosen.passage)
         if unit.kind == "sentence" and unit.text.endswith(":"):
-            items = [
-                _unnumbered(u.text) for u in siblings if u.kind == "item" and u.key == unit.text
-            ]
-            if items:
-                listed = "; ".join(items[:MAX_LISTED_ITEMS])
-                return replace(chosen, text=f"{unit.text} {listed}")
+            listed = _listed(siblings, unit.text)
+            if listed:
+                return replace(chosen, text=listed)
         if unit.kind == "item" and _AFTER.search(question):
             following = [
                 u
@@ -525,13 +522,7 @@ class ExtractiveGenerator:
             if unit is None or group is None or len(group) < 2:
                 out.append(s)
             elif group[0] == i:
-                items = [
-                    _unnumbered(u.text)
-                    for u in self._passage_units(s.passage)
-                    if u.kind == "item" and u.key == unit.key
-                ]
-                listed = "; ".join(items[:MAX_LISTED_ITEMS])
-                out.append(replace(s, text=f"{unit.key} {listed}"))
+                out.append(replace(s, text=_listed(self._passage_units(s.passage), unit.key)))
         return out
 
     async def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
@@ -776,6 +767,13 @@ def _names(question: str) -> set[str]:
     """Stems of the capitalised words inside a question (not its first word): names."""
     text = question.strip()
     return {stem(w.lower()) for w in _NAME.findall(text) if not text.startswith(w)}
+
+
+def _listed(siblings: Sequence[Unit], lead_in: str) -> str:
+    """A lead-in with its list's items ("Guests cannot: install apps; …"), or "" when
+    no item follows it."""
+    items = [_unnumbered(u.text) for u in siblings if u.kind == "item" and u.key == lead_in]
+    return f"{lead_in} {'; '.join(items[:MAX_LISTED_ITEMS])}" if items else ""
 
 
 def _unnumbered(item: str) -> str:
