@@ -24,6 +24,10 @@ from typing import Any
 
 ARTIFACT_FORMAT = "ragway-reranker/1"
 _WORD = re.compile(r"\S+")
+# A line of a markdown table that holds no words: its delimiter row ("|---|:--:|").
+_TABLE_RULE = re.compile(r"^(?=[^\n]*\|)(?=[^\n]*---)[ \t|:-]+$\n?", re.MULTILINE)
+_EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_PADDING = re.compile(r"[ \t]{2,}")
 
 
 def passage_text(title: str, text: str, section: str = "") -> str:
@@ -33,7 +37,22 @@ def passage_text(title: str, text: str, section: str = "") -> str:
     chunks; training renders its passages with the same function.
     """
     heading = " > ".join(p for p in (title, section) if p)
+    text = wordy(text)
     return f"{heading}\n{text}" if heading else text
+
+
+def wordy(text: str) -> str:
+    """Markdown without the marks that hold no words: a table's delimiter row, the
+    padding of its cells, and ``**emphasis**`` marks.
+
+    The models read at most 256 tokens, and the tokenizer makes a token of every
+    dash and asterisk. The delimiter row of the help centre's seven-column plans
+    table alone took 120 of them, so the dense vector and the reranker saw the
+    header and the first row, never the row of the plan a question asked about.
+    """
+    text = _TABLE_RULE.sub("", text)
+    text = _EMPHASIS.sub(r"\2", text)
+    return _PADDING.sub(" ", text)
 
 
 def clip_words(text: str, words: int) -> str:

@@ -351,21 +351,31 @@ class HybridSearcher:
         ]
         hits: list[Hit] = []
         seen: set[str] = set()
-        for rank in range(max((len(r) for r in rankings), default=0)):
-            for ranking in rankings:
-                if rank < len(ranking) and ranking[rank].chunk.chunk_id not in seen:
-                    f = ranking[rank]
-                    seen.add(f.chunk.chunk_id)
-                    hits.append(
-                        Hit(
-                            chunk=f.chunk,
-                            score=f.fused,
-                            fused=f.fused,
-                            sparse=f.by_retriever.get("sparse"),
-                            dense=f.by_retriever.get("dense"),
-                        )
+        # Each ranking gives its best passage not yet taken, in turn: a part whose
+        # best passages the whole question already took still gets its next one,
+        # rather than losing its turn to a duplicate.
+        cursors = [0] * len(rankings)
+        while True:
+            took = False
+            for i, ranking in enumerate(rankings):
+                while cursors[i] < len(ranking) and ranking[cursors[i]].chunk.chunk_id in seen:
+                    cursors[i] += 1
+                if cursors[i] == len(ranking):
+                    continue
+                f = ranking[cursors[i]]
+                seen.add(f.chunk.chunk_id)
+                took = True
+                hits.append(
+                    Hit(
+                        chunk=f.chunk,
+                        score=f.fused,
+                        fused=f.fused,
+                        sparse=f.by_retriever.get("sparse"),
+                        dense=f.by_retriever.get("dense"),
                     )
-        return hits
+                )
+            if not took:
+                return hits
 
     async def _rerank(
         self,

@@ -67,6 +67,7 @@ from services.generator.backends.base import (
 MODEL = "extractive-v2"
 # How much less support a second or third part of a question needs (see select).
 MULTI_PART_SLACK = 0.05
+_KEY_WORD = re.compile(r"[A-Za-z0-9]+")
 _STRICT_TYPES = frozenset({AnswerType.AMOUNT, AnswerType.PERCENT, AnswerType.PORT})
 _AFTER = re.compile(r"\b(?:after|next|then)\b", re.I)
 _ORDINAL_WORDS: tuple[str, ...] = ("first", "second", "third", "fourth", "fifth")
@@ -88,8 +89,9 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 # Items a lead-in ("The following roles can export data:") is answered with.
 MAX_LISTED_ITEMS = 8
 # 3: the answerability model decides above the support floor. 4: limits, prohibitions,
-# whole lists and acronym plurals in the selection.
-POLICY_VERSION = "extractive-policy-4"
+# whole lists and acronym plurals in the selection. 5: a row the question names that no
+# retrieved table has counts as missing.
+POLICY_VERSION = "extractive-policy-5"
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +273,7 @@ class ExtractiveGenerator:
         passage_terms = [_passage_terms(p) for p in passages]
         vocabulary = set().union(*passage_terms)
         row_keys = {p.number: _row_keys(self._passage_units(p)) for p in passages}
+        units_of = [self._passage_units(p) for p in passages]
         cfg = self._config
         w = cfg.semantic_weight
         scored: list[ScoredUnit] = []
@@ -289,7 +292,11 @@ class ExtractiveGenerator:
             # An identifier ("LM-7002", "v2.3") is a name too, however it is written.
             names = {t for t in _names(part.text) if t in q_terms}
             names |= {t for t in q_terms if _has_digit(t) and not t.isdigit()}
-            names_missing = sum(not _known(t, vocabulary) for t in names)
+            absent_names = {t for t in names if not _known(t, vocabulary)}
+            # So is a row the question names that no retrieved table has ("the
+            # Team plan" beside a table of Free, Pro and Business).
+            absent_names |= _unknown_rows(part.text, units_of)
+            names_missing = len(absent_names)
             cosines = unit_vectors @ part_vectors[n]
             quotes = [_quote(u, q_terms, part) for _, u in candidates]
             # A row answers with the cells asked about: it is also read that way,
@@ -441,7 +448,13 @@ class ExtractiveGenerator:
         passage_terms = [_passage_terms(p) for p in passages]
         q_terms = question_terms(text)
         weights = _term_weights(q_terms, passage_terms)
-        missing, absent = _missing(q_terms, weights, set().union(*passage_terms))
+        vocabulary = set().union(*passage_terms)
+        # A row the question names that no retrieved table has ("the Team plan")
+        # is as absent as a word no passage contains.
+        unknown = _unknown_rows(text, [self._passage_units(p) for p in passages]) & q_terms
+        for t in unknown:  # weighed as a word that no passage has
+            weights[t] = math.log(2 + len(passages))
+        missing, absent = _missing(q_terms, weights, vocabulary, unknown)
         said = [w for w in words(_WORD_HYPHEN.sub(" ", text)) if stem(w) in absent]
         return Evidence(
             support=best.support,
@@ -745,13 +758,53 @@ def _passage_terms(p: Passage) -> frozenset[str]:
 
 
 def _missing(
-    q_terms: set[str], weights: dict[str, float], vocabulary: set[str]
+    q_terms: set[str],
+    weights: dict[str, float],
+    vocabulary: set[str],
+    unknown: set[str] | None = None,
 ) -> tuple[float, set[str]]:
     """The weighted share of the question's terms that no passage has (even misspelt),
-    and those terms."""
-    absent = {t for t in q_terms if not _known(t, vocabulary)}
+    or that name a row no table has (``unknown``), and those terms."""
+    absent = {t for t in q_terms if t in (unknown or ()) or not _known(t, vocabulary)}
     total = sum(weights.values())
     return (sum(weights[t] for t in absent) / total if total else 0.0), absent
+
+
+def _unknown_rows(question: str, passage_units: Sequence[Sequence[Unit]]) -> set[str]:
+    """Stems of the names the question gives a table's row that no retrieved table has.
+
+    "How much storage does the Team plan include?" names a plan; when the plans
+    table's rows are Free, Pro, Business and Enterprise, the pages do not know a
+    Team plan, however much they say about storage. A name is the capitalised word
+    right before the noun of a table's key column ("Plan", "Add-on"). A table whose
+    keys hold that noun themselves ("Participant report") names its rows otherwise,
+    and is not read this way.
+    """
+    keys: dict[str, set[str]] = {}
+    own_noun: set[str] = set()
+    for found in passage_units:
+        for u in found:
+            if u.kind != "row" or not u.cells:
+                continue
+            header = u.cells[0][0].split()
+            if not header:
+                continue
+            noun = header[-1].lower()
+            key_words = {w.lower() for w in _KEY_WORD.findall(u.key)}
+            if noun in key_words or stem(noun) in {stem(w) for w in key_words}:
+                own_noun.add(noun)
+            keys.setdefault(noun, set()).update(stem(w) for w in key_words)
+    unknown: set[str] = set()
+    text = question.strip()
+    for noun, known in keys.items():
+        if noun in own_noun:
+            continue
+        pattern = rf"\b([A-Z][\w+]*)\s+(?i:{re.escape(noun)})s?\b"
+        for m in re.finditer(pattern, text):
+            name = m.group(1)
+            if m.start() > 0 and stem(name.lower()) not in known:
+                unknown.add(stem(name.lower()))
+    return unknown
 
 
 def _term_weights(terms: set[str], passage_terms: Sequence[frozenset[str]]) -> dict[str, float]:

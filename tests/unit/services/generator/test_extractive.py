@@ -11,7 +11,8 @@ import pytest
 from ragway.embedding import OnnxMiniLMEmbedder
 from ragway.text import words
 from ragway.unit_vectors import embed_chunks
-from services.generator.answerability import AnswerabilityModel
+from ragway.units import units
+from services.generator.answerability import AnswerabilityModel, Evidence
 from services.generator.backends.base import (
     Delta,
     Final,
@@ -25,6 +26,7 @@ from services.generator.backends.base import (
 from services.generator.backends.extractive import (
     ExtractiveConfig,
     ExtractiveGenerator,
+    _unknown_rows,
     content_terms,
     question_terms,
 )
@@ -421,3 +423,35 @@ def test_a_question_after_a_limit_is_answered_by_the_sentence_stating_one() -> N
     best = GEN.score(question, [PREVIEWS])[0]
     assert "PDFs up to 300 pages" in best.text
     assert "300 pages" in answer_of(question, [PREVIEWS]).answer
+
+
+REPORTS = Passage(
+    4,
+    "reports#kinds",
+    "reports",
+    "Reports",
+    "Kinds of report",
+    "| Report | History available |\n|---|---|\n"
+    "| Participant report | 6 months |\n| Recording report | 12 months |\n",
+)
+
+
+def test_a_row_the_question_names_that_no_table_has_is_unknown() -> None:
+    rows = [units(PLANS.text)]
+    assert _unknown_rows("How much storage does the Team plan include?", rows) == {"team"}
+    assert _unknown_rows("How much storage does the Starter plan include?", rows) == set()
+    assert _unknown_rows("What does the business plan cost?", rows) == set()  # not a name
+    # Rows named with the noun itself ("Participant report") are not read this way.
+    assert _unknown_rows("How far back does a CSV report go?", [units(REPORTS.text)]) == set()
+
+
+def test_a_plan_the_table_does_not_have_counts_as_missing_evidence() -> None:
+    def evidence(question: str) -> Evidence:
+        return GEN.evidence(question, [PLANS, TRASH], GEN.score(question, [PLANS, TRASH]))
+
+    team = evidence("How much storage does the Team plan include?")
+    starter = evidence("How much storage does the Starter plan include?")
+    assert "team" in team.missing_words and "starter" not in starter.missing_words
+    assert team.missing > starter.missing + 0.2
+    assert GEN.answerability is not None
+    assert GEN.answerability.probability(team) < GEN.answerability.probability(starter)
