@@ -793,7 +793,7 @@ def _unknown_rows(question: str, passage_units: Sequence[Sequence[Unit]]) -> set
             key_words = {w.lower() for w in _KEY_WORD.findall(u.key)}
             if noun in key_words or stem(noun) in {stem(w) for w in key_words}:
                 own_noun.add(noun)
-            keys.setdefault(noun, set()).update(stem(w) for w in key_words)
+            keys.setdefault(noun, set()).update(key_words | {stem(w) for w in key_words})
     unknown: set[str] = set()
     text = question.strip()
     for noun, known in keys.items():
@@ -802,7 +802,8 @@ def _unknown_rows(question: str, passage_units: Sequence[Sequence[Unit]]) -> set
         pattern = rf"\b([A-Z][\w+]*)\s+(?i:{re.escape(noun)})s?\b"
         for m in re.finditer(pattern, text):
             name = m.group(1)
-            if m.start() > 0 and stem(name.lower()) not in known:
+            # A misspelt key ("Buisness plan") is still that row.
+            if m.start() > 0 and not (stem(name.lower()) in known or _known(name.lower(), known)):
                 unknown.add(stem(name.lower()))
     return unknown
 

@@ -441,6 +441,7 @@ def test_a_row_the_question_names_that_no_table_has_is_unknown() -> None:
     assert _unknown_rows("How much storage does the Team plan include?", rows) == {"team"}
     assert _unknown_rows("How much storage does the Starter plan include?", rows) == set()
     assert _unknown_rows("What does the business plan cost?", rows) == set()  # not a name
+    assert _unknown_rows("How much storage does the Buisness plan include?", rows) == set()
     # Rows named with the noun itself ("Participant report") are not read this way.
     assert _unknown_rows("How far back does a CSV report go?", [units(REPORTS.text)]) == set()
 
