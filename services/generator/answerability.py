@@ -9,8 +9,17 @@ unit with more. What tells them apart is how the evidence is shaped:
 - ``margin``: how far that unit stands above the best unit of any *other*
   passage. An answer stands out; loosely related units from several passages
   sit close together;
-- ``missing``: the share of the question's terms (weighted by rarity among the
-  retrieved passages) that no passage contains, even misspelt.
+- ``missing``: the share of the question's other terms (weighted by rarity among
+  the retrieved passages) that no passage contains, even misspelt;
+- ``names``: how many of the names the question gives (capitalised words,
+  identifiers; up to two) the evidence is not about: no passage knows the name,
+  even misspelt, or no retrieved table has the row it names ("the Team plan").
+
+The names have a feature of their own because the rarity weighting gives every
+absent word the top weight: a paraphrase's own words ("sit", "gone for good")
+weigh as much as a product nobody documented. Apart, the two signals refuse
+fewer paraphrases (cross-validated abstention 0.847 -> 0.859 on the tuning sets,
+false refusals 0.049 -> 0.040).
 
 A logistic model over these gives the probability that the question is
 answerable. Its weights and decision threshold live in a versioned JSON file
@@ -29,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "answerability.json"
-FEATURES: tuple[str, ...] = ("support", "margin", "missing")
+FEATURES: tuple[str, ...] = ("support", "margin", "missing", "names")
 
 
 class AnswerabilityError(ValueError):
@@ -45,9 +54,18 @@ class Evidence:
     missing: float
     # The question's own words that no passage contains (for the refusal reason).
     missing_words: tuple[str, ...] = ()
+    # How many of the names the question gives (up to two) the evidence is not
+    # about, and those names as the question wrote them.
+    names: float = 0.0
+    missing_names: tuple[str, ...] = ()
 
     def vector(self, features: tuple[str, ...] = FEATURES) -> list[float]:
-        values = {"support": self.support, "margin": self.margin, "missing": self.missing}
+        values = {
+            "support": self.support,
+            "margin": self.margin,
+            "missing": self.missing,
+            "names": self.names,
+        }
         return [values[name] for name in features]
 
 
@@ -111,6 +129,9 @@ class AnswerabilityModel:
 
     def reason(self, evidence: Evidence) -> str:
         """One sentence a person can read: why the evidence does not answer."""
+        if evidence.missing_names:
+            asked = ", ".join(f"“{w}”" for w in evidence.missing_names[:3])
+            return f"The knowledge base does not cover {asked}, so it cannot answer this."
         named = [w for w in evidence.missing_words if len(w) > 3 and not w.isdigit()]
         if named and evidence.missing >= 0.3:
             asked = ", ".join(f"“{w}”" for w in named[:3])

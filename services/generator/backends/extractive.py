@@ -68,6 +68,7 @@ MODEL = "extractive-v2"
 # How much less support a second or third part of a question needs (see select).
 MULTI_PART_SLACK = 0.05
 _KEY_WORD = re.compile(r"[A-Za-z0-9]+")
+_CASED_WORD = re.compile(r"[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*")
 _STRICT_TYPES = frozenset({AnswerType.AMOUNT, AnswerType.PERCENT, AnswerType.PORT})
 _AFTER = re.compile(r"\b(?:after|next|then)\b", re.I)
 _ORDINAL_WORDS: tuple[str, ...] = ("first", "second", "third", "fourth", "fifth")
@@ -286,17 +287,8 @@ class ExtractiveGenerator:
             weights = _term_weights(q_terms, passage_terms)
             total_weight = sum(weights.values())
             missing_share, _ = _missing(q_terms, weights, vocabulary)
-            # A name the question gives (capitalised inside it: "Northwind", "Team
-            # plan") that no passage knows, even misspelt, is something the evidence
-            # is not about: the question is about another product, tenant or plan.
-            # An identifier ("LM-7002", "v2.3") is a name too, however it is written.
-            names = {t for t in _names(part.text) if t in q_terms}
-            names |= {t for t in q_terms if _has_digit(t) and not t.isdigit()}
-            absent_names = {t for t in names if not _known(t, vocabulary)}
-            # So is a row the question names that no retrieved table has ("the
-            # Team plan" beside a table of Free, Pro and Business).
-            absent_names |= _unknown_rows(part.text, units_of)
-            names_missing = len(absent_names)
+            names = _question_names(part.text, q_terms)
+            names_missing = len(_absent_names(part.text, q_terms, vocabulary, units_of))
             cosines = unit_vectors @ part_vectors[n]
             quotes = [_quote(u, q_terms, part) for _, u in candidates]
             # A row answers with the cells asked about: it is also read that way,
@@ -449,18 +441,22 @@ class ExtractiveGenerator:
         q_terms = question_terms(text)
         weights = _term_weights(q_terms, passage_terms)
         vocabulary = set().union(*passage_terms)
-        # A row the question names that no retrieved table has ("the Team plan")
-        # is as absent as a word no passage contains.
-        unknown = _unknown_rows(text, [self._passage_units(p) for p in passages]) & q_terms
-        for t in unknown:  # weighed as a word that no passage has
-            weights[t] = math.log(2 + len(passages))
-        missing, absent = _missing(q_terms, weights, vocabulary, unknown)
+        _, absent = _missing(q_terms, weights, vocabulary)
         said = [w for w in words(_WORD_HYPHEN.sub(" ", text)) if stem(w) in absent]
+        absent_names = _absent_names(
+            text, q_terms, vocabulary, [self._passage_units(p) for p in passages]
+        )
+        named = [w for w in _surface_words(text) if stem(w.lower()) in absent_names]
+        # The names have a feature of their own; ``missing`` is the other words.
+        total = sum(weights.values())
+        missing = sum(weights[t] for t in absent - absent_names) / total if total else 0.0
         return Evidence(
             support=best.support,
             margin=best.support - other,
             missing=missing,
             missing_words=tuple(dict.fromkeys(said)),
+            names=float(min(len(absent_names), 2)),
+            missing_names=tuple(dict.fromkeys(named)),
         )
 
     def refusal(self, request: GenerationRequest, scored: list[ScoredUnit]) -> Final | None:
@@ -758,16 +754,38 @@ def _passage_terms(p: Passage) -> frozenset[str]:
 
 
 def _missing(
-    q_terms: set[str],
-    weights: dict[str, float],
-    vocabulary: set[str],
-    unknown: set[str] | None = None,
+    q_terms: set[str], weights: dict[str, float], vocabulary: set[str]
 ) -> tuple[float, set[str]]:
     """The weighted share of the question's terms that no passage has (even misspelt),
-    or that name a row no table has (``unknown``), and those terms."""
-    absent = {t for t in q_terms if t in (unknown or ()) or not _known(t, vocabulary)}
+    and those terms."""
+    absent = {t for t in q_terms if not _known(t, vocabulary)}
     total = sum(weights.values())
     return (sum(weights[t] for t in absent) / total if total else 0.0), absent
+
+
+def _question_names(question: str, q_terms: set[str]) -> set[str]:
+    """Stems of the names a question gives: capitalised words inside it ("Northwind",
+    "Team plan") and identifiers ("LM-7002", "v2.3"), however they are written."""
+    names = {t for t in _names(question) if t in q_terms}
+    return names | {t for t in q_terms if _has_digit(t) and not t.isdigit()}
+
+
+def _absent_names(
+    question: str, q_terms: set[str], vocabulary: set[str], passage_units: Sequence[Sequence[Unit]]
+) -> set[str]:
+    """The question's names that the evidence is not about.
+
+    A name no passage knows, even misspelt, means the question is about another
+    product, tenant or plan; so does a row the question names that no retrieved
+    table has ("the Team plan" beside a table of Free, Pro and Business).
+    """
+    absent = {t for t in _question_names(question, q_terms) if not _known(t, vocabulary)}
+    return absent | _unknown_rows(question, passage_units)
+
+
+def _surface_words(text: str) -> list[str]:
+    """The question's words as written (case kept), hyphenated words as their parts."""
+    return _CASED_WORD.findall(_WORD_HYPHEN.sub(" ", text))
 
 
 def _unknown_rows(question: str, passage_units: Sequence[Sequence[Unit]]) -> set[str]:

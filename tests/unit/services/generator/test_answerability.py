@@ -25,7 +25,7 @@ def test_the_packaged_model_was_trained_on_tuning_sets_only() -> None:
     assert sorted(trained["qa_sha256"]) == ["eval/demo-qa.yaml", "eval/helpcentre/qa-tuning.yaml"]
     assert not any("heldout" in name for name in trained["qa_sha256"])
     assert trained["cv_false_refusals"] <= trained["max_false_refusals"]
-    assert MODEL.features == ("support", "margin", "missing")
+    assert MODEL.features == ("support", "margin", "missing", "names")
 
 
 def test_an_answer_that_stands_out_is_answerable_and_a_crowd_of_near_misses_is_not() -> None:
@@ -38,6 +38,15 @@ def test_an_answer_that_stands_out_is_answerable_and_a_crowd_of_near_misses_is_n
     assert MODEL.probability(Evidence(0.43, 0.0, 0.2)) > base
     assert MODEL.probability(Evidence(0.33, 0.1, 0.2)) > base
     assert MODEL.probability(Evidence(0.33, 0.0, 0.5)) < base
+
+
+def test_a_name_the_evidence_is_not_about_makes_a_question_less_answerable() -> None:
+    base = Evidence(0.5, 0.1, 0.1)
+    named = Evidence(0.5, 0.1, 0.1, names=1.0, missing_names=("Premium",))
+    assert MODEL.probability(named) < MODEL.probability(base)
+    assert MODEL.reason(named) == (
+        "The knowledge base does not cover “Premium”, so it cannot answer this."
+    )
 
 
 def test_the_reason_names_the_question_words_no_passage_has() -> None:

@@ -446,13 +446,19 @@ def test_a_row_the_question_names_that_no_table_has_is_unknown() -> None:
     assert _unknown_rows("How far back does a CSV report go?", [units(REPORTS.text)]) == set()
 
 
-def test_a_plan_the_table_does_not_have_counts_as_missing_evidence() -> None:
+def test_a_plan_the_table_does_not_have_is_a_missing_name() -> None:
+    # "team" is a word of the pages ("invite your team"), but no row of the plans table.
+    invite = Passage(3, "members#invite", "members", "Members", "", "Invite your team by email.")
+    passages = [PLANS, TRASH, invite]
+
     def evidence(question: str) -> Evidence:
-        return GEN.evidence(question, [PLANS, TRASH], GEN.score(question, [PLANS, TRASH]))
+        return GEN.evidence(question, passages, GEN.score(question, passages))
 
     team = evidence("How much storage does the Team plan include?")
     starter = evidence("How much storage does the Starter plan include?")
-    assert "team" in team.missing_words and "starter" not in starter.missing_words
-    assert team.missing > starter.missing + 0.2
+    assert "team" not in team.missing_words  # a word the pages have
+    assert (team.names, team.missing_names) == (1.0, ("Team",))
+    assert (starter.names, starter.missing_names) == (0.0, ())
     assert GEN.answerability is not None
     assert GEN.answerability.probability(team) < GEN.answerability.probability(starter)
+    assert "“Team”" in GEN.answerability.reason(team)
