@@ -78,6 +78,13 @@ def reranker(
         float | None, typer.Option(min=1e-7, max=1e-2, help=_MODE_DEFAULT)
     ] = None,
     threads: Annotated[int, typer.Option(min=1, max=64)] = TrainDefaults.threads,
+    init_from: Annotated[
+        Path | None,
+        typer.Option(
+            help="With --from-*: start from this trained artifact (e.g. the SciFact one) "
+            "instead of the packaged MiniLM; its layer count is kept"
+        ),
+    ] = None,
     retriever: Annotated[
         str | None,
         typer.Option(
@@ -107,9 +114,18 @@ def reranker(
     chosen = [x for x in (dataset, from_folder, from_build) if x]
     if len(chosen) != 1:
         raise fail("give exactly one of --dataset, --from-folder or --from-build")
+    start: tuple[Path, dict[str, Any]] | None = None
+    if init_from is not None:
+        if dataset is not None:
+            raise fail("--init-from adapts a trained artifact: use it with --from-*")
+        try:
+            start = trainer.artifact_base(init_from)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+        config = dataclasses.replace(config, layers=start[1]["layers"])
     if dataset is None:
         _adapt(config, output, from_folder or [], from_build, retriever, tenant or [],
-               max_minutes, max_steps, heldout_fraction)  # fmt: skip
+               max_minutes, max_steps, heldout_fraction, start)  # fmt: skip
         return
     _train_beir(config, dataset, output, seed, retriever)
 
@@ -124,6 +140,7 @@ def _adapt(
     max_minutes: float,
     max_steps: int | None,
     heldout_fraction: float,
+    start: tuple[Path, dict[str, Any]] | None,
 ) -> None:
     from ragway_tools.build_client import BuildsSettings
     from ragway_tools.commands import train_adapt
@@ -143,7 +160,7 @@ def _adapt(
                     )
             done = train_adapt.adapt(
                 source, addr, config, output, token=token, tenants=tenants, max_minutes=max_minutes,
-                max_steps=max_steps, heldout_fraction=heldout_fraction,
+                max_steps=max_steps, heldout_fraction=heldout_fraction, start=start,
             )  # fmt: skip
     except LaunchError as exc:
         raise fail(str(exc), 1) from None

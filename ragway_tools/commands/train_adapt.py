@@ -119,8 +119,13 @@ def adapt(
     max_minutes: float,
     heldout_fraction: float,
     max_steps: int | None = None,
+    start: tuple[Path, dict[str, Any]] | None = None,
 ) -> list[Path]:
-    """Train one artifact per tenant; returns their folders."""
+    """Train one artifact per tenant; returns their folders.
+
+    ``start``: a trained artifact's ``model/`` folder and its record
+    (``reranker.artifact_base``) to start from instead of the packaged MiniLM.
+    """
     from ragway_tools.training import adapt as adaptation
 
     corpora = adaptation.tenant_corpora(source.documents)
@@ -131,7 +136,7 @@ def adapt(
     with service_channel(addr, token) as channel:
         stub = retriever_pb2_grpc.RetrieverStub(channel)
         return [
-            train_tenant(stub, corpora[t], source, config, output, limits)
+            train_tenant(stub, corpora[t], source, config, output, limits, start)
             for t in (list(tenants) or sorted(corpora))
         ]
 
@@ -150,6 +155,7 @@ def train_tenant(
     config: Any,
     output: Path,
     limits: Limits,
+    start: tuple[Path, dict[str, Any]] | None = None,
 ) -> Path:
     """Pseudo-queries, negatives, early-stopped training and the artifact of one tenant."""
     from ragway_tools.training import adapt as adaptation
@@ -199,7 +205,10 @@ def train_tenant(
             max_seconds=limits.max_seconds,
             max_steps=limits.max_steps,
         )
-        result = trainer.train(groups, config, on_step=on_step, stopping=stopping, on_eval=on_eval)
+        base = start[0] if start else None
+        result = trainer.train(
+            groups, config, base=base, on_step=on_step, stopping=stopping, on_eval=on_eval
+        )
     checksum, data = adaptation.data_record(
         corpus,
         source.record,
@@ -218,10 +227,11 @@ def train_tenant(
             "fused_mrr": round(fused, 4),
             "best_mrr": round(best, 4),
         },
+        **({"init_from": start[1]} if start else {}),
     }
     with console.status(f"{tenant}: saving the artifact and exporting ONNX…"):
         folder = trainer.write_artifact(
-            result, config, output, checksum=checksum, data=data,
+            result, config, output, checksum=checksum, data=data, base=base,
             prefix=f"reranker-{tenant}", extra=extra,
         )  # fmt: skip
     console.print(

@@ -1,15 +1,19 @@
-"""The reranker's depth / input length / quality / latency curve.
+"""The reranker's depth / input length / layers / quality / latency curve.
 
 On two CPU cores the cross-encoder's cost is set by how many candidates it
-reads (depth) and how much of each it reads (max input length). This measures
-both levers on real queries: quality is nDCG@10 after reranking the top
-``depth`` fused candidates (the tail keeps the fused order, as in the
-retriever); latency is the wall time of one ``score`` call over those
-``depth`` passages, one inference thread, as the retriever runs it.
+reads (depth), how much of each it reads (max input length) and how deep the
+network is (encoder layers: one artifact per layer count, each trained with
+``ragway train reranker --layers N``). This measures the three levers on real
+queries: quality is nDCG@10 after reranking the top ``depth`` fused
+candidates (the tail keeps the fused order, as in the retriever); latency is
+the wall time of one ``score`` call over those ``depth`` passages, with the
+retriever's batching and thread count (one thread, pairs one at a time, unless
+told otherwise).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,12 +28,20 @@ from ragway_tools.evaluation.metrics import evaluate
 @dataclass(frozen=True)
 class CurvePoint:
     runtime: str
+    layers: int
     max_length: int
     depth: int
     ndcg10: float
     recall10: float
     p50_ms: float
     p95_ms: float
+    artifact: str = ""
+
+
+def artifact_layers(artifact: Path) -> int:
+    """The encoder layers an artifact was trained with (its ``train_config``)."""
+    meta = json.loads((artifact / "artifact.json").read_text())
+    return int(meta["train_config"]["layers"])
 
 
 def rerank_run(
@@ -42,7 +54,7 @@ def rerank_run(
 
 
 def measure(
-    artifact: Path,
+    artifacts: Sequence[Path],
     dataset: Dataset,
     candidates: dict[str, list[tuple[str, float]]],
     *,
@@ -50,47 +62,88 @@ def measure(
     lengths: Sequence[int],
     runtimes: Sequence[str] = ("onnx-int8",),
     latency_queries: int = 40,
+    threads: int = 1,
+    batch_size: int = 1,
     on_step: Callable[[int], None] | None = None,
 ) -> list[CurvePoint]:
-    """Every (runtime, length, depth) point; candidates come from the real retriever."""
+    """Every (artifact, runtime, length, depth) point; candidates come from the real retriever.
+
+    ``threads`` and ``batch_size`` are the retriever's ``RAGWAY_RERANK_THREADS``
+    and ``RAGWAY_RERANK_BATCH_SIZE``; the defaults are its own. The timed calls
+    of all the points run interleaved query by query, so the load of a shared
+    machine falls on every point alike (the quality pass runs first, apart).
+    """
     from services.retriever.rerank import OnnxCrossEncoderReranker
 
     qrels = {q: dataset.qrels[q] for q in candidates}
     deepest = max(depths)
-    points = []
-    for runtime in runtimes:
-        for length in lengths:
-            reranker = OnnxCrossEncoderReranker(
-                artifact, max_length=length, threads=1, int8=runtime == "onnx-int8"
-            )
-            reranker.score("warm-up", ["warm-up"])
-            scores: dict[str, list[float]] = {}
-            for qid, order in candidates.items():
+    configs = [(a, r, n) for a in artifacts for r in runtimes for n in lengths]
+    rerankers = {}
+    # depth -> query -> scores of its top ``depth``. With pairs one at a time a
+    # pair's score does not depend on the others, so the deepest call serves
+    # every depth; batched pairs share an int8 activation scale, so then each
+    # depth is scored as the retriever would score it.
+    scores: dict[tuple[Path, str, int], dict[int, dict[str, list[float]]]] = {}
+    for config in configs:
+        artifact, runtime, length = config
+        reranker = OnnxCrossEncoderReranker(
+            artifact,
+            max_length=length,
+            threads=threads,
+            batch_size=batch_size,
+            int8=runtime == "onnx-int8",
+        )
+        reranker.score("warm-up", ["warm-up"])
+        rerankers[config] = reranker
+        by_depth: dict[int, dict[str, list[float]]] = {d: {} for d in depths}
+        for qid, order in candidates.items():
+            query = dataset.queries[qid]
+            if batch_size == 1:
                 texts = [_text(dataset, doc) for doc, _ in order[:deepest]]
-                scores[qid] = reranker.score(dataset.queries[qid], texts)
-                if on_step is not None:
-                    on_step(1)
-            timed = list(candidates)[:latency_queries]
-            for depth in depths:
-                run = {q: rerank_run(candidates[q], scores[q], depth) for q in candidates}
-                means, _ = evaluate(qrels, run, (10,))
-                latencies = []
-                for qid in timed:
-                    texts = [_text(dataset, doc) for doc, _ in candidates[qid][:depth]]
-                    t0 = time.perf_counter()
-                    reranker.score(dataset.queries[qid], texts)
-                    latencies.append((time.perf_counter() - t0) * 1000)
-                points.append(
-                    CurvePoint(
-                        runtime,
-                        length,
-                        depth,
-                        means["ndcg@10"],
-                        means["recall@10"],
-                        percentile(latencies, 50),
-                        percentile(latencies, 95),
-                    )
+                got = reranker.score(query, texts)
+                for depth in depths:
+                    by_depth[depth][qid] = got[:depth]
+            else:
+                for depth in depths:
+                    texts = [_text(dataset, doc) for doc, _ in order[:depth]]
+                    by_depth[depth][qid] = reranker.score(query, texts)
+            if on_step is not None:
+                on_step(1)
+        scores[config] = by_depth
+    latencies: dict[tuple[Path, str, int, int], list[float]] = {
+        (*c, d): [] for c in configs for d in depths
+    }
+    for i, qid in enumerate(list(candidates)[:latency_queries]):
+        for depth in depths:
+            texts = [_text(dataset, doc) for doc, _ in candidates[qid][:depth]]
+            # Rotate who goes first, so no point always meets a cold cache.
+            for config in [*configs[i % len(configs) :], *configs[: i % len(configs)]]:
+                t0 = time.perf_counter()
+                rerankers[config].score(dataset.queries[qid], texts)
+                latencies[(*config, depth)].append((time.perf_counter() - t0) * 1000)
+    points = []
+    for config in configs:
+        artifact, runtime, length = config
+        layers = artifact_layers(artifact)
+        for depth in depths:
+            run = {
+                q: rerank_run(candidates[q], scores[config][depth][q], depth) for q in candidates
+            }
+            means, _ = evaluate(qrels, run, (10,))
+            timed = latencies[(*config, depth)]
+            points.append(
+                CurvePoint(
+                    runtime,
+                    layers,
+                    length,
+                    depth,
+                    means["ndcg@10"],
+                    means["recall@10"],
+                    percentile(timed, 50),
+                    percentile(timed, 95),
+                    artifact.name,
                 )
+            )
     return points
 
 
@@ -112,15 +165,16 @@ def render(
 ) -> str:
     lines = [
         f"Fused order without reranking: nDCG@10 {baseline:.3f}. "
-        f"Reranker share of the retrieval budget: {budget_ms:.0f} ms p95.",
+        f"Rerank stage budget: {budget_ms:.0f} ms p95.",
         "",
-        "| runtime | max length | depth | nDCG@10 | R@10 | rerank p50 ms | rerank p95 ms |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| runtime | layers | max length | depth | nDCG@10 | R@10 | rerank p50 ms "
+        "| rerank p95 ms |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for p in points:
         mark = " **(default)**" if p == best else ""
         lines.append(
-            f"| {p.runtime}{mark} | {p.max_length} | {p.depth} | {p.ndcg10:.3f} | "
+            f"| {p.runtime}{mark} | {p.layers} | {p.max_length} | {p.depth} | {p.ndcg10:.3f} | "
             f"{p.recall10:.3f} | {p.p50_ms:.1f} | {p.p95_ms:.1f} |"
         )
     return "\n".join(lines) + "\n"

@@ -141,6 +141,36 @@ def build_model(base: Path, model_config: Any) -> Any:
     return MeanPoolCrossEncoder(encoder)
 
 
+def load_head(model: Any, base: Path) -> bool:
+    """Load the head of a ragway artifact's ``model/`` folder, if ``base`` is one."""
+    head = base / "head.safetensors"
+    if not head.is_file():
+        return False
+    from safetensors.torch import load_file
+
+    model.head.load_state_dict(load_file(str(head)))
+    return True
+
+
+def artifact_base(artifact: Path) -> tuple[Path, dict[str, Any]]:
+    """A trained artifact as a starting point: its ``model/`` folder and what to record.
+
+    Raises ``ValueError`` when ``artifact`` is not a ragway reranker artifact.
+    """
+    meta_file = artifact / "artifact.json"
+    if not meta_file.is_file() or not (artifact / "model" / "head.safetensors").is_file():
+        raise ValueError(f"{artifact}: not a ragway reranker artifact (artifact.json, model/)")
+    meta = json.loads(meta_file.read_text())
+    if meta.get("format") != ARTIFACT_FORMAT:
+        raise ValueError(f"{artifact}: artifact format {meta.get('format')!r}")
+    record = {
+        "version": meta["version"],
+        "data_checksum": meta.get("data", {}).get("checksum"),
+        "layers": int(meta["train_config"]["layers"]),
+    }
+    return artifact / "model", record
+
+
 @dataclass
 class TrainResult:
     model: Any
@@ -195,6 +225,7 @@ def train(
     model_config = AutoConfig.from_pretrained(str(base), local_files_only=True)
     model_config.num_hidden_layers = config.layers
     model = build_model(base, model_config)
+    started_trained = load_head(model, base)
     model.train()
     tokenizer = load_tokenizer(base, config.max_length)
 
@@ -228,8 +259,12 @@ def train(
     step = 0
     pairs = 0
     started = time.perf_counter()
-    # No evaluation at step 0: the fresh head scores at chance, never the best.
     tracker = _Tracker(model, tokenizer, stopping, on_eval)
+    # A fresh head scores at chance, never the best: no evaluation at step 0. A
+    # trained start (an artifact's model/) may already beat every step after it,
+    # and then its own weights are the ones kept.
+    if started_trained:
+        tracker.check(0)
     for _ in range(config.epochs):
         if tracker.stop or step >= total_steps:
             break

@@ -193,3 +193,71 @@ def test_the_rerank_bench_measures_every_variant_against_fp32(
     table = render(points, {"qa": "tiny", "items": 3, "artifacts": {"acme": folder.name},
                             "cpus": 2, "load": 0.0})  # fmt: skip
     assert table.count("\n| int8, batches of 1, clipped |") == 4
+
+
+def test_the_curve_has_a_point_per_artifact_length_and_depth(
+    artifact: tuple[Path, list[float], object],
+) -> None:
+    from ragway_tools.training.curve import best_under, measure, render
+
+    folder, _, _ = artifact
+    candidates = {q: [(d, 0.0) for d in TINY.corpus] for q in QUERIES}
+
+    def curve(batch_size: int) -> list[Any]:
+        return measure(
+            [folder], TINY, candidates, depths=(2, 4), lengths=(32, 64),
+            runtimes=("onnx-fp32",), latency_queries=2, batch_size=batch_size,
+        )  # fmt: skip
+
+    one_at_a_time, batched = curve(1), curve(0)
+    assert [(p.layers, p.max_length, p.depth) for p in one_at_a_time] == [
+        (4, 32, 2), (4, 32, 4), (4, 64, 2), (4, 64, 4),
+    ]  # fmt: skip
+    for p in one_at_a_time:
+        assert p.artifact == folder.name and 0.0 <= p.ndcg10 <= 1.0
+        assert p.p95_ms >= p.p50_ms > 0
+    # Batched, each depth is scored as its own call; in fp32 that ranks the same.
+    assert [p.ndcg10 for p in batched] == pytest.approx([p.ndcg10 for p in one_at_a_time])
+    best = best_under(one_at_a_time, budget_ms=1e9)
+    assert best is not None and best.ndcg10 == max(p.ndcg10 for p in one_at_a_time)
+    assert best_under(one_at_a_time, budget_ms=0.0) is None
+    table = render(one_at_a_time, 0.5, 40.0, best)
+    assert "| layers |" in table and table.count("**(default)**") == 1
+
+
+def _logit(model: Any, base: Path, pair: list[tuple[str, str]]) -> float:
+    arrays = encode(load_tokenizer(base, 64), pair)
+    with torch.no_grad():
+        return float(model(**{k: torch.from_numpy(v) for k, v in arrays.items()}).reshape(-1)[0])
+
+
+def test_adapting_from_an_artifact_starts_from_its_weights_and_may_keep_them(
+    artifact: tuple[Path, list[float], object],
+) -> None:
+    from ragway_tools.training.reranker import artifact_base
+
+    folder, _, trained = artifact
+    base, record = artifact_base(folder)
+    assert record["version"] == folder.name and record["layers"] == 4
+    groups = build_groups(TINY, QUERIES, NEGATIVES)
+    config = TrainConfig(epochs=2, queries_per_step=3, group_size=3, max_length=64)
+    pair = [(TINY.queries[QUERIES[0]], "Some passage about the query.")]
+    start = _logit(trained, base, pair)
+    seen: list[float] = []
+
+    def metric(score: Any) -> float:
+        # The start is the best this made-up metric ever sees.
+        seen.append(score(pair)[0])
+        return [0.9, 0.5, 0.4, 0.3][len(seen) - 1]
+
+    result = train(groups, config, base=base, stopping=EarlyStopping(metric, every=1, patience=2))
+    assert seen[0] == pytest.approx(start, abs=1e-5)  # evaluated before any step
+    assert [st for st, _ in result.evaluations] == [0, 1, 2] and result.best_step == 0
+    assert _logit(result.model, base, pair) == pytest.approx(start, abs=1e-5)
+
+
+def test_only_a_ragway_artifact_is_a_starting_point(tmp_path: Path) -> None:
+    from ragway_tools.training.reranker import artifact_base
+
+    with pytest.raises(ValueError, match="not a ragway reranker artifact"):
+        artifact_base(tmp_path)
