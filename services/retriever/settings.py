@@ -71,7 +71,7 @@ class RetrieverSettings(RedisClientSettings):
     # Bulk loads (Upsert with origin BULK: `ragway builds create`) embed with a third
     # session of this many intra-op threads (unset: every CPU), since a bulk build is
     # throughput work that should use the machine; query-time embedding keeps its own
-    # session and inference_threads, live writes theirs (docs/ingestion.md#throughput).
+    # session and inference_threads, live writes theirs (docs/ingestion.md#ingestion-throughput).
     bulk_inference_threads: int | None = Field(default=None, ge=1, le=64)
     shutdown_grace_s: float = Field(default=5.0, ge=0, le=120)
 
