@@ -55,8 +55,9 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
     # embedding held the embedder and every search thread while queries waited.
     write_embedder = OnnxMiniLMEmbedder(threads=settings.write_inference_threads)
     # Bulk loads are throughput work: a session of their own on every core, so they
-    # neither take the live writes' thread nor the searches' (issue 19).
-    bulk_embedder = OnnxMiniLMEmbedder(threads=settings.bulk_threads())
+    # neither take the live writes' thread nor the searches' (issue 19). Its threads
+    # do not spin between operators: the cores are the searches' too.
+    bulk_embedder = OnnxMiniLMEmbedder(threads=settings.bulk_threads(), spin=False)
     reranker: Reranker | None = None
     if settings.reranker_path is not None:
         reranker = _load(settings, settings.reranker_path)

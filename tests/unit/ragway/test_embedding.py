@@ -95,3 +95,9 @@ def test_vectors_come_back_in_the_callers_order(monkeypatch: pytest.MonkeyPatch)
     assert [int(v) for v in vectors[:, 0]] == [n + 2 for n in (30, 1, 12, 7, 3, 20)]  # CLS, SEP
     widths = [w for batch in seen for w in batch]
     assert widths == sorted(widths)  # shortest first, not in the callers' order
+
+
+def test_the_thread_count_and_spinning_reach_the_session() -> None:
+    session = OnnxMiniLMEmbedder(threads=3, spin=False)._session.get_session_options()
+    assert session.intra_op_num_threads == 3
+    assert session.get_session_config_entry("session.intra_op.allow_spinning") == "0"

@@ -31,9 +31,10 @@ class ThreadedEmbedder(FakeEmbedder):
 
     made: ClassVar[list[ThreadedEmbedder]] = []
 
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self, threads: int = 1, spin: bool = True) -> None:
         super().__init__()
         self.threads = threads
+        self.spin = spin
         self.calls: list[list[str]] = []
         ThreadedEmbedder.made.append(self)
 
@@ -113,6 +114,7 @@ def test_bulk_upserts_embed_on_the_bulk_session_many_documents_per_call(
     assert sorted(by_threads) == [1, 2, 5]  # search, live writes, bulk: one session each
     bulk, live, search = by_threads[5], by_threads[2], by_threads[1]
     assert search.calls == [["warm-up"]]  # a load never embeds on the query session
+    assert (search.spin, live.spin, bulk.spin) == (True, True, False)
     assert live.calls == [["Hook\nA webhook's document.", "Hook: A webhook's document."]]
     assert bulk.calls and not any(t.startswith("Hook") for c in bulk.calls for t in c)
     # One call carries several documents' chunks, and their unit texts with them.
