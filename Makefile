@@ -117,8 +117,9 @@ bench-rerank: $(STAMP) ## Rerank stage p50/p95 at depths 5/10/20, fp32 baseline 
 	$(BIN)/ragway eval rerank-bench $(ARGS)
 
 .PHONY: bench-capacity
-bench-capacity: $(STAMP) ## Runs/s at 50 streams and 2,000 streams on one slow run, with same-run baselines (~3 min): var/bench/capacity/report.md
+bench-capacity: $(STAMP) ## Runs/s at 50 streams and 2,000 streams on one slow run, with same-run baselines (~3 min): var/bench/capacity/report.md; then ingestion vs a plain encoder (var/bench/capacity/ingest.md)
 	$(BIN)/python -m loadtests.capacity --output var/bench/capacity $(ARGS)
+	$(BIN)/python scripts/bench_ingest.py --dataset $(SCIFACT) --output var/bench/capacity $(INGEST_ARGS)
 
 # py-spy is a development tool, not in requirements.lock: installed here, into the venv.
 PY_SPY_VERSION := 0.4.3
@@ -191,8 +192,8 @@ dev-secrets: $(STAMP) ## Random dev-only secrets for deploy/k8s/overlays/dev (gi
 	$(BIN)/python scripts/dev_secrets.py
 
 .PHONY: bench-ingest
-bench-ingest: $(STAMP) ## Ingestion throughput on SciFact against the embedder's raw throughput (var/bench/ingest.md)
-	$(BIN)/python scripts/bench_ingest.py --dataset $(SCIFACT)
+bench-ingest: $(STAMP) ## Bulk build and webhooks on SciFact against a plain sentence-transformers encode, one run (var/bench/ingest/ingest.md; INGEST_ARGS="--limit 500" for a quick one)
+	$(BIN)/python scripts/bench_ingest.py --dataset $(SCIFACT) $(INGEST_ARGS)
 
 .PHONY: lint
 lint: $(STAMP) ## ruff (lint + format check), mypy --strict and the import layers (lint-imports)

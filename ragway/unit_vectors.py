@@ -87,19 +87,31 @@ def unpack(blob: bytes, model_id: str, texts: Sequence[str]) -> npt.NDArray[np.f
     return np.frombuffer(body, dtype="<f2").reshape(n, dim).astype(np.float32)
 
 
+def chunk_unit_texts(chunks: Sequence[tuple[str, str, str]]) -> list[list[str]]:
+    """The unit texts to embed for each (title, section, text) chunk (none past MAX_UNITS)."""
+    per_chunk = [unit_texts(*c) for c in chunks]
+    return [texts if len(texts) <= MAX_UNITS else [] for texts in per_chunk]
+
+
+def pack_chunks(
+    model_id: str, per_chunk: Sequence[Sequence[str]], vectors: npt.NDArray[np.float32]
+) -> list[bytes]:
+    """The blob of each chunk from the vectors of its ``chunk_unit_texts``, concatenated."""
+    blobs: list[bytes] = []
+    start = 0
+    for texts in per_chunk:
+        blobs.append(pack(model_id, texts, vectors[start : start + len(texts)]))
+        start += len(texts)
+    return blobs
+
+
 def embed_chunks(embedder: Embedder, chunks: Sequence[tuple[str, str, str]]) -> list[bytes]:
     """The unit-vector blob of each (title, section, text) chunk, in one embedding call.
 
     One call, not one per chunk: the embedder sorts all texts by length and pads
     each batch only to its longest member.
     """
-    per_chunk = [unit_texts(*c) for c in chunks]
-    kept = [texts if len(texts) <= MAX_UNITS else [] for texts in per_chunk]
-    flat = [t for texts in kept for t in texts]
+    per_chunk = chunk_unit_texts(chunks)
+    flat = [t for texts in per_chunk for t in texts]
     vectors = embedder.embed(flat) if flat else np.zeros((0, 0), dtype=np.float32)
-    blobs: list[bytes] = []
-    start = 0
-    for texts in kept:
-        blobs.append(pack(embedder.model_id, texts, vectors[start : start + len(texts)]))
-        start += len(texts)
-    return blobs
+    return pack_chunks(embedder.model_id, per_chunk, vectors)

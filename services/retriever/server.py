@@ -54,6 +54,10 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
     # Writes get their own embedder and threads: on the search path's, a bulk build's
     # embedding held the embedder and every search thread while queries waited.
     write_embedder = OnnxMiniLMEmbedder(threads=settings.write_inference_threads)
+    # Bulk loads are throughput work: a session of their own on every core, so they
+    # neither take the live writes' thread nor the searches' (issue 19). Its threads
+    # do not spin between operators: the cores are the searches' too.
+    bulk_embedder = OnnxMiniLMEmbedder(threads=settings.bulk_threads(), spin=False)
     reranker: Reranker | None = None
     if settings.reranker_path is not None:
         reranker = _load(settings, settings.reranker_path)
@@ -97,7 +101,13 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
     )
     retriever_pb2_grpc.add_RetrieverServicer_to_server(
         RetrieverServicer(
-            settings, catalog, searcher, write_embedder, write_executor, search_executor=executor
+            settings,
+            catalog,
+            searcher,
+            write_embedder,
+            write_executor,
+            search_executor=executor,
+            bulk_embedder=bulk_embedder,
         ),
         server,
     )

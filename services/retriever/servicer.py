@@ -72,11 +72,15 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
         executor: Executor,
         *,
         search_executor: Executor | None = None,
+        bulk_embedder: Embedder | None = None,
     ) -> None:
         """``embedder`` and ``executor`` serve the writes and build administration;
         searches run on the searcher's own embedder and on ``search_executor`` (the
-        same executor when not given), so writes never queue a search behind them."""
+        same executor when not given), so writes never queue a search behind them.
+        Upserts with origin BULK embed with ``bulk_embedder`` (``embedder`` when not
+        given): a bulk build runs on every core without taking the live writes'."""
         BuildAdmin.__init__(self, catalog, embedder, executor)
+        self._bulk_embedder = bulk_embedder or embedder
         self._settings = settings
         self._searcher = searcher
         self._search_executor = search_executor or executor
@@ -173,7 +177,7 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
             functools.partial(
                 writes.upsert,
                 build,
-                self._embedder,
+                self._bulk_embedder if origin is Origin.BULK else self._embedder,
                 records,
                 origin,
                 unit_vectors=self._settings.unit_vectors,

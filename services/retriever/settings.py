@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -67,6 +68,11 @@ class RetrieverSettings(RedisClientSettings):
     # live searches behind it; write_inference_threads are its onnxruntime threads.
     write_threads: int = Field(default=2, ge=1, le=64)
     write_inference_threads: int = Field(default=1, ge=1, le=64)
+    # Bulk loads (Upsert with origin BULK: `ragway builds create`) embed with a third
+    # session of this many intra-op threads (unset: every CPU), since a bulk build is
+    # throughput work that should use the machine; query-time embedding keeps its own
+    # session and inference_threads, live writes theirs (docs/ingestion.md#ingestion-throughput).
+    bulk_inference_threads: int | None = Field(default=None, ge=1, le=64)
     shutdown_grace_s: float = Field(default=5.0, ge=0, le=120)
 
     # Search backends (docs/deployment.md). The defaults are the embedded engines
@@ -93,3 +99,7 @@ class RetrieverSettings(RedisClientSettings):
     # server backends every replica must agree on it (compose and k8s set it);
     # unset, the embedded default creates a timestamped build as before.
     initial_build_id: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
+
+    def bulk_threads(self) -> int:
+        """The bulk embedder's intra-op threads: the setting, or every CPU."""
+        return self.bulk_inference_threads or os.cpu_count() or 1

@@ -19,8 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from ragway.embedding import Embedder
-from ragway.unit_vectors import embed_chunks
+import numpy as np
+
+from ragway.embedding import Embedder, Vectors
+from ragway.unit_vectors import chunk_unit_texts, pack_chunks
 from services.retriever.catalog import Build
 from services.retriever.indexes import ChunkSource
 from services.retriever.model import ChunkRecord, Status
@@ -55,10 +57,26 @@ def _skip_touched(build: Build, records: list[ChunkRecord], origin: Origin) -> l
     return [r for r in records if (r.tenant, r.document_id) not in touched]
 
 
-def with_unit_vectors(embedder: Embedder, records: Sequence[ChunkRecord]) -> list[ChunkRecord]:
-    """The records with their answer units embedded (ragway/unit_vectors.py)."""
-    blobs = embed_chunks(embedder, [(r.title, r.section, r.text) for r in records])
-    return [replace(r, unit_vectors=b) for r, b in zip(records, blobs, strict=True)]
+def embed_records(
+    embedder: Embedder, records: Sequence[ChunkRecord], *, unit_vectors: bool = True
+) -> tuple[list[ChunkRecord], Vectors]:
+    """Each record's dense vector, and the records with their unit vectors when asked.
+
+    Chunk texts and unit texts go to the embedder in one call: it sorts them all
+    by token count and batches across chunks and documents, so a 64-chunk write
+    runs full batches of like lengths instead of two half-padded sets.
+    """
+    texts = [r.embedding_text for r in records]
+    per_chunk = (
+        chunk_unit_texts([(r.title, r.section, r.text) for r in records]) if unit_vectors else []
+    )
+    flat = texts + [t for unit in per_chunk for t in unit]
+    out = embedder.embed(flat) if flat else np.zeros((0, embedder.dim), dtype=np.float32)
+    if not unit_vectors:
+        return list(records), out
+    blobs = pack_chunks(embedder.model_id, per_chunk, out[len(texts) :])
+    done = [replace(r, unit_vectors=b) for r, b in zip(records, blobs, strict=True)]
+    return done, out[: len(texts)]
 
 
 def upsert(
@@ -70,9 +88,7 @@ def upsert(
     unit_vectors: bool = True,
 ) -> Upserted:
     todo = _skip_touched(build, list(records), origin)
-    vectors = embedder.embed([r.embedding_text for r in todo])
-    if unit_vectors:
-        todo = with_unit_vectors(embedder, todo)
+    todo, vectors = embed_records(embedder, todo, unit_vectors=unit_vectors)
     with build.write_lock:
         keep = _skip_touched(build, todo, origin)  # an incremental write may have landed meanwhile
         if len(keep) != len(todo):
@@ -133,9 +149,8 @@ def update_access(
             for c in old
         ]
         if new:
-            vectors = embedder.embed([r.embedding_text for r in new])
-            if unit_vectors:  # read back from the sparse index, which keeps none
-                new = with_unit_vectors(embedder, new)
+            # Unit vectors again: the sparse index they were read back from keeps none.
+            new, vectors = embed_records(embedder, new, unit_vectors=unit_vectors)
             build.sparse.upsert(new)
             build.dense.upsert(new, vectors.tolist())
         if origin is Origin.INCREMENTAL:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragway.embedding import ModelNotInstalledError, OnnxMiniLMEmbedder, fp32_model_dir, package_dir
+from ragway.embedding import (
+    MAX_PADDING,
+    ModelNotInstalledError,
+    OnnxMiniLMEmbedder,
+    fp32_model_dir,
+    length_sorted_batches,
+    package_dir,
+)
 
 TEXTS = [
     "How do I resume a stream after a disconnect?",
@@ -50,3 +57,47 @@ def test_a_missing_model_package_is_named() -> None:
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(ValueError, match="threads"):
         OnnxMiniLMEmbedder(threads=0)
+
+
+def test_batches_are_length_sorted_and_capped() -> None:
+    lengths = [250, 40, 45, 50, 38, 42, 41, 39, 44, 230]
+    batches = length_sorted_batches(lengths, 4)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    assert all(len(b) <= 4 for b in batches)
+    flat = [lengths[i] for b in batches for i in b]
+    assert flat == sorted(lengths)
+    # The two long chunk texts do not pad the short sentences' batches.
+    assert [sorted(lengths[i] for i in b) for b in batches][-1] == [230, 250]
+
+
+def test_a_batch_ends_before_padding_passes_its_share() -> None:
+    lengths = [10] * 5 + [100]
+    for batch in length_sorted_batches(lengths, 32):
+        widest = max(lengths[i] for i in batch)
+        padding = widest * len(batch) - sum(lengths[i] for i in batch)
+        assert padding <= MAX_PADDING * widest * len(batch)
+
+
+def test_vectors_come_back_in_the_callers_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Texts are sorted by token count for batching; row i must still be text i's."""
+    embedder = OnnxMiniLMEmbedder(batch_size=2)
+    seen: list[list[int]] = []
+
+    def by_length(batch: list[list[int]]) -> np.ndarray:
+        seen.append([len(ids) for ids in batch])
+        out = np.zeros((len(batch), embedder.dim), dtype=np.float32)
+        out[:, 0] = [len(ids) for ids in batch]  # row tagged with its token count
+        return out
+
+    monkeypatch.setattr(embedder, "_embed_batch", by_length)
+    texts = [" ".join(["word"] * n) for n in (30, 1, 12, 7, 3, 20)]
+    vectors = embedder.embed(texts)
+    assert [int(v) for v in vectors[:, 0]] == [n + 2 for n in (30, 1, 12, 7, 3, 20)]  # CLS, SEP
+    widths = [w for batch in seen for w in batch]
+    assert widths == sorted(widths)  # shortest first, not in the callers' order
+
+
+def test_the_thread_count_and_spinning_reach_the_session() -> None:
+    session = OnnxMiniLMEmbedder(threads=3, spin=False)._session.get_session_options()
+    assert session.intra_op_num_threads == 3
+    assert session.get_session_config_entry("session.intra_op.allow_spinning") == "0"
