@@ -61,11 +61,19 @@ class ExecutorStore(Protocol):
 
     async def get(self, run_id: str) -> RunRecord | None: ...
 
+    async def get_checking_cancel(self, run_id: str) -> tuple[RunRecord | None, bool]:
+        """``get`` and ``cancel_requested``: one call."""
+        ...
+
     # Every write carries the lease token: the store refuses it (LeaseLost) once
     # another executor took the run over.
     async def save(self, record: RunRecord, *, token: int, ttl_s: int | None = None) -> None: ...
 
     async def append(self, run_id: str, event: RunEvent, *, token: int) -> str: ...
+
+    async def save_and_append(self, record: RunRecord, event: RunEvent, *, token: int) -> str:
+        """``save``, then ``append``: one call."""
+        ...
 
     async def append_checking_cancel(self, run_id: str, event: RunEvent, *, token: int) -> bool:
         """``append``, then whether the run has been cancelled: one call."""
@@ -79,7 +87,10 @@ class ExecutorStore(Protocol):
         token: int,
         record_ttl_s: int,
         event_ttl_s: int,
-    ) -> str: ...
+        preceding: RunEvent | None = None,
+    ) -> str:
+        """The final record and the terminal event (after ``preceding``), all or none."""
+        ...
 
     async def save_detached(self, record: RunRecord, *, ttl_s: int) -> None: ...
 
@@ -90,8 +101,6 @@ class ExecutorStore(Protocol):
     async def reapply_redactions(self, record: RunRecord) -> bool: ...
 
     async def last_event_type(self, run_id: str) -> str | None: ...
-
-    async def cancel_requested(self, run_id: str) -> bool: ...
 
 
 class TurnLog(Protocol):
@@ -152,8 +161,13 @@ class RunExecutor:
     async def execute(self, run_id: str, token: int) -> None:
         """Run it to its end, writing as the holder of lease ``token`` (runs/queue.py).
 
-        Raises LeaseLost (from the store) when another executor took the run over."""
-        record = await self._store.get(run_id)
+        Raises LeaseLost (from the store) when another executor took the run over.
+
+        Each step's Redis writes are one call where they follow each other (the profile
+        had round trips as most of the gateway's CPU): the record read with the cancel
+        flag, the running record with run.started, retrieval.completed with the cancel
+        check after it, answer.completed with the final record and terminal event."""
+        record, cancelled = await self._store.get_checking_cancel(run_id)
         if record is None:
             log.warning("queued run has no record", extra={"run_id": run_id})
             return
@@ -165,7 +179,7 @@ class RunExecutor:
                 log.warning("finished run had no terminal event", extra={"run_id": run_id})
                 await self._finish(record, token)
             return
-        if await self._store.cancel_requested(run_id):
+        if cancelled:
             record.status = RunStatus.CANCELLED  # cancelled while queued: never starts
             await self._finish(record, token)
             return
@@ -186,20 +200,21 @@ class RunExecutor:
             record.timings_ms, record.answer = {}, None
         record.status = RunStatus.RUNNING
         record.attempts += 1
-        await self._store.save(record, token=token)
-        await self._store.append(
-            run_id, RunStarted(attempt=record.attempts, restarted=restarted), token=token
+        await self._store.save_and_append(
+            record, RunStarted(attempt=record.attempts, restarted=restarted), token=token
         )
         path = default_path(record.path)
         if self._paths is not None:
             path = await self._paths.config(record.path, record.path_version)
+        answered: AnswerCompleted | None = None
         try:
             with tracing.stage("retrieval", record):
-                passages = await self._retrieve(record, path, token)
-            await self._stop_if_cancelled(record)
+                passages, cancelled = await self._retrieve(record, path, token)
+            if cancelled:  # looked at after the retrieval's write, before the generator
+                raise RunCancelledError
             if not self._retrieval_only:
                 with tracing.stage("ragway.generate", record):
-                    await self._generate(record, passages, started, path, token)
+                    answered = await self._generate(record, passages, started, path, token)
             record.status = RunStatus.SUCCEEDED
         except RunCancelledError:
             record.status = RunStatus.CANCELLED
@@ -207,15 +222,13 @@ class RunExecutor:
             record.status = RunStatus.FAILED
             record.error = ErrorInfo(code=exc.code, message=exc.message)
         record.timings_ms["total"] = _ms(started)
-        await self._finish(record, token)
-
-    async def _stop_if_cancelled(self, record: RunRecord) -> None:
-        if await self._store.cancel_requested(record.id):
-            raise RunCancelledError
+        await self._finish(record, token, preceding=answered)
 
     async def _retrieve(
         self, record: RunRecord, path: PathConfig, token: int
-    ) -> list[PackedPassage]:
+    ) -> tuple[list[PackedPassage], bool]:
+        """Search and log retrieval.completed; the passages, and whether the run was
+        cancelled by the time that was written (one call: the write and the check)."""
         s = self._settings
         request = clients.search_request(
             record,
@@ -244,18 +257,15 @@ class RunExecutor:
         record.sources = clients.sources(packed)
         # Indexed before the passages reach the log: a deletion from now on finds the run.
         await self._store.cite(record, ttl_s=s.record_retention_s)
-        await self._store.append(
-            record.id,
-            RetrievalCompleted(
-                build_id=record.build_id,
-                sources=record.sources,
-                degraded=record.degraded,
-                timings_ms={k: v for k, v in record.timings_ms.items() if k.startswith("retriev")},
-                query=record.rewritten_query,
-            ),
-            token=token,
+        retrieved = RetrievalCompleted(
+            build_id=record.build_id,
+            sources=record.sources,
+            degraded=record.degraded,
+            timings_ms={k: v for k, v in record.timings_ms.items() if k.startswith("retriev")},
+            query=record.rewritten_query,
         )
-        return packed
+        cancelled = await self._store.append_checking_cancel(record.id, retrieved, token=token)
+        return packed, cancelled
 
     async def _generate(
         self,
@@ -264,7 +274,8 @@ class RunExecutor:
         started: float,
         path: PathConfig,
         token: int,
-    ) -> None:
+    ) -> AnswerCompleted:
+        """Stream the answer's deltas; the answer.completed event, written with the end."""
         request = clients.generate_request(
             record,
             passages,
@@ -293,21 +304,17 @@ class RunExecutor:
         record.prompt_version = final.prompt_version
         record.degraded.extend(final.degraded)
         record.citations = known_citations(final.cited, record.sources)
-        await self._store.append(
-            record.id,
-            AnswerCompleted(
-                answer=record.answer,
-                citations=record.citations,
-                refused=record.refused,
-                refusal_reason=record.refusal_reason,
-                refusal_detail=record.refusal_detail,
-                verdict=record.verdict,
-                evidence_score=record.evidence_score,
-                model=record.model,
-                prompt_version=record.prompt_version,
-                degraded=final.degraded,
-            ),
-            token=token,
+        return AnswerCompleted(
+            answer=record.answer,
+            citations=record.citations,
+            refused=record.refused,
+            refusal_reason=record.refusal_reason,
+            refusal_detail=record.refusal_detail,
+            verdict=record.verdict,
+            evidence_score=record.evidence_score,
+            model=record.model,
+            prompt_version=record.prompt_version,
+            degraded=final.degraded,
         )
 
     async def _stream_answer(
@@ -349,7 +356,9 @@ class RunExecutor:
             raise RunFailedError("generator_unavailable", str(exc)) from exc
         return final
 
-    async def _finish(self, record: RunRecord, token: int) -> None:
+    async def _finish(
+        self, record: RunRecord, token: int, *, preceding: RunEvent | None = None
+    ) -> None:
         s = self._settings
         event: RunEvent
         if record.status is RunStatus.SUCCEEDED:
@@ -366,6 +375,7 @@ class RunExecutor:
             token=token,
             record_ttl_s=s.record_retention_s,
             event_ttl_s=s.event_retention_s,
+            preceding=preceding,
         )
         metrics.observe_run(record)
         await self._add_turn(record)
@@ -463,10 +473,17 @@ class _ShadowStore:
     async def get(self, run_id: str) -> RunRecord | None:
         return self._record if run_id == self._record.id else None
 
+    async def get_checking_cancel(self, run_id: str) -> tuple[RunRecord | None, bool]:
+        return await self.get(run_id), False
+
     async def save(self, record: RunRecord, *, token: int, ttl_s: int | None = None) -> None:
         self._record = record
 
     async def append(self, run_id: str, event: RunEvent, *, token: int) -> str:
+        return "0-0"
+
+    async def save_and_append(self, record: RunRecord, event: RunEvent, *, token: int) -> str:
+        self._record = record
         return "0-0"
 
     async def append_checking_cancel(self, run_id: str, event: RunEvent, *, token: int) -> bool:
@@ -480,6 +497,7 @@ class _ShadowStore:
         token: int,
         record_ttl_s: int,
         event_ttl_s: int,
+        preceding: RunEvent | None = None,
     ) -> str:
         await self._store.save_detached(record, ttl_s=record_ttl_s)
         return "0-0"
@@ -495,9 +513,6 @@ class _ShadowStore:
 
     async def last_event_type(self, run_id: str) -> str | None:
         return None
-
-    async def cancel_requested(self, run_id: str) -> bool:
-        return False
 
 
 def _rpc_failure(service: str, exc: grpc.aio.AioRpcError) -> RunFailedError:

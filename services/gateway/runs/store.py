@@ -127,6 +127,14 @@ end
 return 1
 """
 
+# The record, then an event: a run's start (saved running, then run.started) in one
+# round trip instead of two, fenced like either write alone.
+_SAVE_APPEND = """
+if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return false end
+redis.call('SET', KEYS[2], ARGV[2])
+return redis.call('XADD', KEYS[3], '*', 'type', ARGV[3], 'data', ARGV[4])
+"""
+
 # Compare-and-set of a record no executor leases (an ended run's), its expiry kept.
 _REPLACE = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -135,8 +143,13 @@ return 1
 """
 
 # A script is all or nothing like MULTI/EXEC (also in the AOF), and checks the token first.
+# ARGV[7], ARGV[8]: an event written just before the terminal one (answer.completed),
+# when given: the end of a run is one round trip.
 _FINISH = """
 if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return false end
+if ARGV[7] then
+  redis.call('XADD', KEYS[3], '*', 'type', ARGV[7], 'data', ARGV[8])
+end
 redis.call('SET', KEYS[2], ARGV[2], 'EX', tonumber(ARGV[3]))
 local id = redis.call('XADD', KEYS[3], '*', 'type', ARGV[4], 'data', ARGV[5])
 redis.call('EXPIRE', KEYS[3], tonumber(ARGV[6]))
@@ -198,6 +211,7 @@ class RunStore:
         self._append = client.register_script(_APPEND)
         self._append_checking = client.register_script(_APPEND_CHECKING)
         self._save = client.register_script(_SAVE)
+        self._save_append = client.register_script(_SAVE_APPEND)
         self._finish = client.register_script(_FINISH)
         self._replace = client.register_script(_REPLACE)
 
@@ -271,6 +285,35 @@ class RunStore:
         raw = await self._r.get(run_key(run_id))
         return None if raw is None else RunRecord.model_validate_json(raw)
 
+    async def get_checking_cancel(self, run_id: str) -> tuple[RunRecord | None, bool]:
+        """The record and whether the run's cancel flag is set: what an executor reads
+        first, in one round trip."""
+        async with self._r.pipeline(transaction=False) as pipe:
+            pipe.get(run_key(run_id))
+            pipe.exists(cancel_key(run_id))
+            raw, cancelled = await pipe.execute()
+        return (None if raw is None else RunRecord.model_validate_json(raw)), bool(cancelled)
+
+    async def get_with_events(
+        self, run_id: str, cursor: str | None
+    ) -> tuple[RunRecord | None, str]:
+        """The record, and the state of its events as a stream opening needs it, in one
+        round trip: with a cursor, ``event_state``'s answer for it; without, 'present'
+        or 'expired'."""
+        async with self._r.pipeline(transaction=False) as pipe:
+            pipe.get(run_key(run_id))
+            pipe.exists(events_key(run_id))
+            if cursor:
+                pipe.xrange(events_key(run_id), min=cursor, max=cursor, count=1)
+            replies: list[Any] = await pipe.execute()
+        raw, exists = replies[0], bool(replies[1])
+        record = None if raw is None else RunRecord.model_validate_json(raw)
+        if cursor and replies[2]:
+            return record, "present"
+        if cursor and exists:
+            return record, "unknown"
+        return record, "present" if exists else "expired"
+
     async def acquire(self, consumer: str, entry_id: str, run_id: str) -> int | None:
         """A new lease token for the run, while ``consumer`` holds its queue entry; else None."""
         token = await self._acquire(
@@ -286,6 +329,17 @@ class RunStore:
         )
         if saved is None:
             raise LeaseLost(record.id)
+
+    async def save_and_append(self, record: RunRecord, event: RunEvent, *, token: int) -> str:
+        """``save`` then ``append``, in one script (one round trip)."""
+        record.updated_at_ms = now_ms()
+        event_id = await self._save_append(
+            keys=[lease_key(record.id), run_key(record.id), events_key(record.id)],
+            args=[token, record.model_dump_json(), event.TYPE.value, event.data()],
+        )
+        if event_id is None:
+            raise LeaseLost(record.id)
+        return _text(event_id)
 
     async def save_detached(self, record: RunRecord, *, ttl_s: int) -> None:
         """Store a record that no executor leases (a shadow run's, written once at its end)."""
@@ -338,8 +392,10 @@ class RunStore:
         token: int,
         record_ttl_s: int,
         event_ttl_s: int,
+        preceding: RunEvent | None = None,
     ) -> str:
-        """Save the final record and append the terminal event in one script.
+        """Save the final record and append the terminal event in one script (after
+        ``preceding``, when given).
 
         Two separate writes left a window: an executor (or Redis) dying between
         them left a record that says finished over a log without its terminal
@@ -356,6 +412,7 @@ class RunStore:
                 event.TYPE.value,
                 event.data(),
                 event_ttl_s,
+                *([] if preceding is None else [preceding.TYPE.value, preceding.data()]),
             ],
         )
         if event_id is None:

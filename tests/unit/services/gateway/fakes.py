@@ -59,6 +59,9 @@ class FakeStore:
         record = self.records.get(run_id)
         return None if record is None else record.model_copy(deep=True)
 
+    async def get_checking_cancel(self, run_id: str) -> tuple[RunRecord | None, bool]:
+        return await self.get(run_id), run_id in self.cancelled
+
     def _fence(self, run_id: str, token: int) -> None:
         if self.tokens.get(run_id, token) != token:
             raise LeaseLost(run_id)
@@ -96,6 +99,10 @@ class FakeStore:
         await self.append(run_id, event, token=token)
         return run_id in self.cancelled
 
+    async def save_and_append(self, record: RunRecord, event: RunEvent, *, token: int) -> str:
+        await self.save(record, token=token)
+        return await self.append(record.id, event, token=token)
+
     async def finish(
         self,
         record: RunRecord,
@@ -104,8 +111,12 @@ class FakeStore:
         token: int,
         record_ttl_s: int,
         event_ttl_s: int,
+        preceding: RunEvent | None = None,
     ) -> str:
         self._fence(record.id, token)
+        if preceding is not None:
+            self._add(record.id, preceding)
+            self.on_append(record.id, preceding)
         self.records[record.id] = record.model_copy(deep=True)
         return self._add(record.id, event)
 
