@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -35,6 +36,7 @@ from services.gateway.runs.events import StreamClosing
 from services.gateway.runs.fanout import READ_BLOCK_MS, EventHub
 from services.gateway.runs.feedback import give_feedback
 from services.gateway.runs.models import EVENT_ID_PATTERN, RunRecord, is_event_id
+from services.gateway.runs.store import Event
 from services.gateway.runs.submit import (
     MAX_IDEMPOTENCY_KEY,
     cancel,
@@ -254,7 +256,7 @@ async def _events(
     shutdown: anyio.Event,
     streams: StreamSlots,
     slot: Slot | None,
-) -> AsyncIterator[ServerSentEvent]:
+) -> AsyncIterator[ServerSentEvent | bytes]:
     # The stream's place among the caller's open streams: renewed while it runs,
     # given back when it ends however it ends.
     holder = asyncio.create_task(streams.hold(slot)) if slot is not None else None
@@ -266,9 +268,19 @@ async def _events(
             holder.cancel()
 
 
+# Events are encoded once for all the streams that follow a run (the hub hands each of
+# them the same Event): 2,000 streams on one run encoded every event 2,000 times.
+# Bounded: a few thousand recent events, each a few hundred bytes.
+@functools.lru_cache(maxsize=4096)
+def sse_bytes(event: Event) -> bytes:
+    """The event as its stream sends it (the stored data is what the event models
+    serialised, runs/events.py: sent as is)."""
+    return ServerSentEvent(data=event.data, event=event.type, id=event.id).encode()
+
+
 async def _follow(
     hub: EventHub, run_id: str, cursor: str, shutdown: anyio.Event
-) -> AsyncIterator[ServerSentEvent]:
+) -> AsyncIterator[ServerSentEvent | bytes]:
     stopped = False
 
     def stop() -> bool:  # asked before every read: True ends the stream here
@@ -276,9 +288,8 @@ async def _follow(
         stopped = shutdown.is_set()
         return stopped
 
-    # The stored data is what the event models serialised (runs/events.py): sent as is.
     async for event in hub.follow(run_id, cursor, stop=stop):
-        yield ServerSentEvent(data=event.data, event=event.type, id=event.id)
+        yield sse_bytes(event)
         cursor = event.id
     if stopped:
         # This replica is stopping: tell the client to resume elsewhere. No id,
