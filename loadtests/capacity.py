@@ -7,12 +7,22 @@ Starts a private stack (one gateway replica), then measures:
    finished runs/s and completion p50/p95/p99, with the load suite's invariants (no
    gap, no duplicate, no lost run) checked on what the clients saw. A warm-up asks
    every question once first, so the generator's cold start is not counted.
+   Then the same users with no think time: the runs/s one gateway carries when
+   every user submits again at once (the closed loop above is bounded by its think
+   time: 50 users thinking 1.5 s on average cannot exceed ~33 runs/s).
 2. **Fan-out**: the generator slowed (``--delta-delay-ms`` before every delta), one
    run nobody watches (the baseline), then one run watched by ``--streams`` SSE
    clients (2,000) that connect while it executes, then another unobserved run. Per
    stream: time to its first event and whether it saw every event; the gateway's
    RSS and Redis connections; the watched run's own latency (its record's total)
    against the mean of the two unobserved ones.
+3. **Open streams** (``--open-streams``, 10,000): one run made to last (the generator
+   slowed further), that many SSE clients opened on it (at most ``--open-concurrency``
+   opening at a time: a listen backlog of 2,048 drops SYNs past it), then held with
+   their heartbeats for a few heartbeat intervals; the gateway's RSS and Redis
+   connections with all of them open, then the run is cancelled and every stream must
+   end with its terminal event. The clients are lean raw sockets (``hold``), all in
+   this process; when they are the limit the report says so (opening errors).
 
 The clients run on the same machine as the stack (as they do in the load suite),
 so they take CPU from it; the report says what the machine's load was. Figures
@@ -28,7 +38,7 @@ import os
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -86,6 +96,58 @@ async def watch(host: str, port: int, run_id: str) -> StreamSample:
         writer.close()
     status = bytes(body[9:12]).decode(errors="replace") if body.startswith(b"HTTP/1.1 ") else ""
     return StreamSample(status, first, body.count(b"\nevent: "), any(t in body for t in TERMINALS))
+
+
+@dataclass
+class Opening:
+    """Streams opening at once: their times to the first event, and when all settled."""
+
+    total: int
+    gate: asyncio.Semaphore
+    opened: list[float] = field(default_factory=list)
+    settled: int = 0
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def settle(self) -> None:
+        self.settled += 1
+        if self.settled >= self.total:
+            self.done.set()
+
+
+async def hold(host: str, port: int, run_id: str, opening: Opening) -> tuple[bool, int]:
+    """One lean SSE client: connect (inside the opening gate), wait for the first event,
+    then read (heartbeats, events) until the terminal event. Keeps no body: whether the
+    stream ended with a terminal event, and the heartbeats it read."""
+    async with opening.gate:
+        try:
+            t0 = time.perf_counter()
+            reader, writer = await asyncio.open_connection(host, port)
+            writer.write(
+                f"GET /v1/runs/{run_id}/events HTTP/1.1\r\nHost: {host}\r\n"
+                f"Authorization: {AUTH['Authorization']}\r\n"
+                "Accept: text/event-stream\r\n\r\n".encode()
+            )
+            tail = b""
+            while b"\nevent: " not in tail:
+                chunk = await reader.read(65536)
+                if not chunk:
+                    writer.close()
+                    return False, 0
+                tail = (tail + chunk)[-8192:]
+            opening.opened.append((time.perf_counter() - t0) * 1000)
+        finally:
+            opening.settle()
+    beats = 0
+    try:
+        while not any(t in tail for t in TERMINALS):
+            chunk = await reader.read(65536)
+            if not chunk:
+                return False, beats
+            beats += chunk.count(b": heartbeat")
+            tail = (tail + chunk)[-4096:]
+    finally:
+        writer.close()
+    return True, beats
 
 
 def rss_mb(pid: int) -> float:
@@ -177,6 +239,53 @@ async def fan_out(stack: LoadStack, streams: int) -> dict[str, Any]:
     }
 
 
+async def open_streams(
+    stack: LoadStack, streams: int, concurrency: int, hold_s: float
+) -> dict[str, Any]:
+    """``streams`` SSE clients held open on one long run; RSS and connections with all open."""
+    host, port = stack.config.host, stack.replica_ports[0]
+    pid = stack.stack.part("gateway").process.pid
+    r = redis.Redis(port=stack.redis_port)
+    with httpx.Client(base_url=stack.urls[0], timeout=120) as api:
+        rss_before = rss_mb(pid)
+        connections_before = await asyncio.to_thread(gateway_connections, r)
+        run_id = (await asyncio.to_thread(submit, api))["run_id"]
+        opening = Opening(streams, asyncio.Semaphore(concurrency))
+        opened = opening.opened
+        t0 = time.perf_counter()
+        tasks = [asyncio.create_task(hold(host, port, run_id, opening)) for _ in range(streams)]
+        await opening.done.wait()  # every client opened (or failed to)
+        open_s = time.perf_counter() - t0
+        await asyncio.sleep(hold_s)
+        held = {
+            "open": sum(1 for t in tasks if not t.done()),
+            "rss_mb": round(rss_mb(pid), 1),
+            "connections": await asyncio.to_thread(gateway_connections, r),
+        }
+        status = (await asyncio.to_thread(read_run, api, run_id))["status"]
+        await asyncio.to_thread(api.post, f"/v1/runs/{run_id}/cancel", headers=AUTH)
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+    r.close()
+    ended = [x for x in results if isinstance(x, tuple)]
+    return {
+        "streams": streams,
+        "opened": len(opened),
+        "open_s": round(open_s, 1),
+        "first_event_ms": {
+            "p50": round(percentile(opened, 50), 1) if opened else None,
+            "p95": round(percentile(opened, 95), 1) if opened else None,
+        },
+        "open_while_held": held["open"],
+        "run_status_while_held": status,
+        "heartbeats_per_stream": round(sum(b for _, b in ended) / len(ended), 1) if ended else 0,
+        "client_errors": sum(1 for x in results if isinstance(x, BaseException)),
+        "complete_streams": sum(1 for ok, _ in ended if ok),
+        "gateway_rss_mb": {"before": round(rss_before, 1), "held": held["rss_mb"]},
+        "rss_kb_per_stream": round((held["rss_mb"] - rss_before) * 1024 / max(1, held["open"]), 1),
+        "gateway_redis_connections": {"before": connections_before, "held": held["connections"]},
+    }
+
+
 async def warm(stack: LoadStack, concurrency: int = 2) -> float:
     """Ask every question of the load's set once: the generator embeds the answer units
     of passages it meets for the first time (20-50 ms each), which is a cold start,
@@ -194,15 +303,17 @@ async def warm(stack: LoadStack, concurrency: int = 2) -> float:
     return time.perf_counter() - t0
 
 
-def closed_loop(stack: LoadStack, users: int, loop_s: float) -> dict[str, Any]:
+def closed_loop(
+    stack: LoadStack, users: int, loop_s: float, think_s: tuple[float, float] = (1.0, 2.0)
+) -> dict[str, Any]:
     scenario = Scenario(
         name="capacity",
-        description=f"{users} closed-loop streams on one gateway, think 1-2 s, no faults",
+        description=f"{users} closed-loop streams on one gateway, think {think_s} s, no faults",
         duration_s=loop_s,
         drain_s=60,
         streams=users,
         replicas=1,
-        think_s=(1.0, 2.0),
+        think_s=think_s,
         disconnects=Disconnects(probability=0.0),
     )
     result = asyncio.run(runner.drive(scenario, stack, "make bench-capacity"))
@@ -221,7 +332,7 @@ def closed_loop(stack: LoadStack, users: int, loop_s: float) -> dict[str, Any]:
 
 
 def render(report: dict[str, Any]) -> str:
-    f, c = report["fan_out"], report["closed_loop"]
+    f, c, z = report["fan_out"], report["closed_loop"], report["saturation"]
     load = report["machine"]
     lines = [
         "# Capacity of one gateway process",
@@ -240,6 +351,14 @@ def render(report: dict[str, Any]) -> str:
         "- invariants (no gap, no duplicate, no lost run, ...): "
         + ("all held" if not c["invariant_failures"] else f"BROKEN {c['invariant_failures']}"),
         "",
+        f"## Saturation: the same {z['users']} streams with no think time, {z['load_s']} s",
+        "",
+        f"- finished runs/s: **{z['finished_runs_per_s']}** ({z['outcomes']})",
+        f"- time to first event ms: {_pct(z['time_to_first_event_ms'])}",
+        f"- completion ms: {_pct(z['completion_ms'])}",
+        "- invariants: "
+        + ("all held" if not z["invariant_failures"] else f"BROKEN {z['invariant_failures']}"),
+        "",
         f"## Fan-out: {f['streams']} streams on one slow run "
         f"(generator {report['delta_delay_ms']} ms before every delta)",
         "",
@@ -256,11 +375,32 @@ def render(report: dict[str, Any]) -> str:
         f"invocation: {f['run_ms']['unobserved_before']} ms before, "
         f"{f['run_ms']['unobserved_after']} ms after; ratio **{f['observed_vs_unobserved']}**",
         "",
+        *_render_open(report.get("open_streams")),
         "Ingestion (bulk embed vs a plain sentence-transformers encode) is not measured"
         " here yet: `make bench-ingest` has its own side-by-side report.",
         "",
     ]
     return "\n".join(lines)
+
+
+def _render_open(o: dict[str, Any] | None) -> list[str]:
+    if o is None:
+        return []
+    return [
+        f"## Open streams: {o['streams']} SSE clients held on one long run (heartbeats on)",
+        "",
+        f"- opened: {o['opened']} / {o['streams']} in {o['open_s']} s (first event ms p50 "
+        f"{o['first_event_ms']['p50']}, p95 {o['first_event_ms']['p95']}); open while held: "
+        f"**{o['open_while_held']}** (the run {o['run_status_while_held']}); "
+        f"heartbeats per stream {o['heartbeats_per_stream']}",
+        f"- gateway RSS MB: {o['gateway_rss_mb']['before']} before, "
+        f"**{o['gateway_rss_mb']['held']}** with them open ({o['rss_kb_per_stream']} KB a stream)",
+        f"- gateway Redis connections: {o['gateway_redis_connections']['before']} before, "
+        f"{o['gateway_redis_connections']['held']} with them open",
+        f"- after the run was cancelled: {o['complete_streams']} ended with their terminal "
+        f"event (client errors {o['client_errors']})",
+        "",
+    ]
 
 
 def _pct(values: dict[str, Any]) -> str:
@@ -275,19 +415,31 @@ def main(
     loop_s: Annotated[float, typer.Option(help="Seconds of closed loop")] = 40.0,
     delta_delay_ms: Annotated[int, typer.Option(help="Generator pause per delta")] = 1000,
     warm_up: Annotated[bool, typer.Option(help="Ask every question once first")] = True,
+    saturation_s: Annotated[float, typer.Option(help="Seconds of loop without think")] = 20.0,
+    open_streams_n: Annotated[
+        int, typer.Option("--open-streams", help="SSE streams held open (0: skip)")
+    ] = 10_000,
+    open_concurrency: Annotated[int, typer.Option(help="Streams opening at a time")] = 500,
+    hold_s: Annotated[float, typer.Option(help="Seconds all streams are held")] = 6.0,
 ) -> None:
     """Closed-loop runs/s and fan-out to many streams on one gateway; report.md + json."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
     load_before = [round(x, 2) for x in os.getloadavg()]
     with tempfile.TemporaryDirectory(prefix="ragway-capacity-") as tmp:
-        stack = LoadStack(Path(tmp), 1, runner.STACK_ENV)
+        # A long run budget: the open-streams run is made to last (the others are short).
+        stack = LoadStack(Path(tmp), 1, runner.STACK_ENV | {"RAGWAY_RUN_BUDGET_MS": "120000"})
+        held = None
         try:
             stack.start()
             warm_s = asyncio.run(warm(stack)) if warm_up else 0.0
             loop = closed_loop(stack, users, loop_s)
+            saturated = closed_loop(stack, users, saturation_s, think_s=(0.0, 0.0))
             stack.slow_generator(delta_delay_ms)
             fan = asyncio.run(fan_out(stack, streams))
+            if open_streams_n:
+                stack.slow_generator(15_000)  # ~90 s of run: longer than opening them all
+                held = asyncio.run(open_streams(stack, open_streams_n, open_concurrency, hold_s))
             stack.clear_generator_faults()
         finally:
             stack.stop()
@@ -307,7 +459,9 @@ def main(
         "warm_up_s": round(warm_s, 1),
         "delta_delay_ms": delta_delay_ms,
         "closed_loop": loop,
+        "saturation": saturated,
         "fan_out": fan,
+        "open_streams": held,
         "tracebacks_in_service_logs": tracebacks,
     }
     output.mkdir(parents=True, exist_ok=True)
