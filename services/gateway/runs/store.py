@@ -198,6 +198,8 @@ class QueuedRun(NamedTuple):
 class Created:
     run_id: str
     created: bool  # False: an earlier run with the same idempotency key
+    # The record as stored, when this call created it (no need to read it back).
+    record: RunRecord | None = None
 
 
 class RunStore:
@@ -273,7 +275,7 @@ class RunStore:
         )
         flag, payload = int(result[0]), _text(result[1])
         if flag == 1:
-            return Created(run_id=record.id, created=True)
+            return Created(run_id=record.id, created=True, record=record)
         if flag == 2:
             raise QueueFull(int(payload), QUEUE_FULL_RETRY_AFTER_S)
         earlier = json.loads(payload)

@@ -105,7 +105,8 @@ async def create_run(
     created = await submit(
         store, settings, clients, caller, body.ask(), idempotency_key, conversations, paths=paths
     )
-    record = await owned_run(store, caller, created.run_id)
+    # A new run's record is the one just stored; a replayed one is read (and checked).
+    record = created.record or await owned_run(store, caller, created.run_id)
     if not created.created:
         response.status_code = 200
         response.headers["Idempotent-Replayed"] = "true"

@@ -53,7 +53,7 @@ class FakeStore:
             self._idem[f"{record.key_id}:{idempotency_key}"] = (record.id, fingerprint)
         self.records[record.id] = record.model_copy(deep=True)
         self._add(record.id, RunAcceptedEvent(run_id=record.id, question=record.question))
-        return Created(run_id=record.id, created=True)
+        return Created(run_id=record.id, created=True, record=record.model_copy(deep=True))
 
     async def get(self, run_id: str) -> RunRecord | None:
         record = self.records.get(run_id)
