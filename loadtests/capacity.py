@@ -340,6 +340,12 @@ def render(report: dict[str, Any]) -> str:
         f"- when: {report['when']}, code {report['revision']}",
         f"- machine: {load['cpus']} CPUs, load average {load['load_before']} before, "
         f"{load['load_after']} after (1/5/15 min); clients ran on the same machine",
+        "- runs executed by "
+        + (
+            "a process of their own (RAGWAY_RUN_EXECUTORS=false)"
+            if report.get("executor_process")
+            else "the gateway process"
+        ),
         "",
         f"## Closed loop: {c['users']} streams, think 1-2 s, {c['load_s']} s",
         "",
@@ -421,6 +427,9 @@ def main(
     ] = 10_000,
     open_concurrency: Annotated[int, typer.Option(help="Streams opening at a time")] = 500,
     hold_s: Annotated[float, typer.Option(help="Seconds all streams are held")] = 6.0,
+    executor_process: Annotated[
+        bool, typer.Option(help="Runs executed by a process of their own, not the gateway")
+    ] = False,
 ) -> None:
     """Closed-loop runs/s and fan-out to many streams on one gateway; report.md + json."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -428,10 +437,15 @@ def main(
     load_before = [round(x, 2) for x in os.getloadavg()]
     with tempfile.TemporaryDirectory(prefix="ragway-capacity-") as tmp:
         # A long run budget: the open-streams run is made to last (the others are short).
-        stack = LoadStack(Path(tmp), 1, runner.STACK_ENV | {"RAGWAY_RUN_BUDGET_MS": "120000"})
+        env = runner.STACK_ENV | {"RAGWAY_RUN_BUDGET_MS": "120000"}
+        if executor_process:
+            env |= {"RAGWAY_RUN_EXECUTORS": "false"}
+        stack = LoadStack(Path(tmp), 1, env)
         held = None
         try:
             stack.start()
+            if executor_process:
+                stack.stack.start_executors()
             warm_s = asyncio.run(warm(stack)) if warm_up else 0.0
             loop = closed_loop(stack, users, loop_s)
             saturated = closed_loop(stack, users, saturation_s, think_s=(0.0, 0.0))
@@ -456,6 +470,7 @@ def main(
             "load_before": load_before,
             "load_after": [round(x, 2) for x in os.getloadavg()],
         },
+        "executor_process": executor_process,
         "warm_up_s": round(warm_s, 1),
         "delta_delay_ms": delta_delay_ms,
         "closed_loop": loop,

@@ -50,6 +50,10 @@ class GatewaySettings(RedisClientSettings):
     streams_per_tenant: int = Field(default=2000, ge=1)
 
     executor_concurrency: int = Field(default=8, ge=1, le=256)
+    # Whether this gateway process executes runs from the queue. False: it serves HTTP
+    # only, and ``python -m services.gateway.executors`` processes execute the runs, so
+    # the event loop that serves streams runs no executor (docs/performance.md).
+    run_executors: bool = True
     # Runs waiting or executing, over all replicas; past it a new run is a 503 queue_full.
     max_queue_depth: int = Field(default=10_000, ge=1, le=10_000_000)
     # Calls to the retriever and generator: UNAVAILABLE is retried this many
