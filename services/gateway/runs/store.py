@@ -110,10 +110,13 @@ if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return false end
 return redis.call('XADD', KEYS[2], '*', 'type', ARGV[2], 'data', ARGV[3])
 """
 
-# An answer delta, and whether the run has been cancelled since: one round trip, not two.
+# Answer deltas (one or a burst, in order: ARGV[2i], ARGV[2i+1] each), and whether the
+# run has been cancelled since: one round trip, not two per delta.
 _APPEND_CHECKING = """
 if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return false end
-redis.call('XADD', KEYS[2], '*', 'type', ARGV[2], 'data', ARGV[3])
+for i = 2, #ARGV, 2 do
+  redis.call('XADD', KEYS[2], '*', 'type', ARGV[i], 'data', ARGV[i + 1])
+end
 return redis.call('EXISTS', KEYS[3])
 """
 
@@ -378,9 +381,17 @@ class RunStore:
         The executor streams every answer delta this way: it checked the flag after
         each one anyway, and the profile had that check as its own round trip.
         """
+        return await self.append_all_checking_cancel(run_id, [event], token=token)
+
+    async def append_all_checking_cancel(
+        self, run_id: str, events: Sequence[RunEvent], *, token: int
+    ) -> bool:
+        """``append_checking_cancel`` for several events, in order, in one script."""
+        args: list[str | int] = [token]
+        for event in events:
+            args += [event.TYPE.value, event.data()]
         cancelled = await self._append_checking(
-            keys=[lease_key(run_id), events_key(run_id), cancel_key(run_id)],
-            args=[token, event.TYPE.value, event.data()],
+            keys=[lease_key(run_id), events_key(run_id), cancel_key(run_id)], args=args
         )
         if cancelled is None:
             raise LeaseLost(run_id)

@@ -35,6 +35,8 @@ class FakeStore:
         self.on_append: Callable[[str, RunEvent], None] = lambda run_id, event: None
         # The lease token that may write each run; a run not in it takes any token.
         self.tokens: dict[str, int] = {}
+        # The events of each batched write (append_all_checking_cancel), in order.
+        self.writes: list[list[str]] = []
 
     async def create(
         self,
@@ -97,6 +99,14 @@ class FakeStore:
 
     async def append_checking_cancel(self, run_id: str, event: RunEvent, *, token: int) -> bool:
         await self.append(run_id, event, token=token)
+        return run_id in self.cancelled
+
+    async def append_all_checking_cancel(
+        self, run_id: str, events: Sequence[RunEvent], *, token: int
+    ) -> bool:
+        self.writes.append([e.TYPE.value for e in events])
+        for event in events:
+            await self.append(run_id, event, token=token)
         return run_id in self.cancelled
 
     async def save_and_append(self, record: RunRecord, event: RunEvent, *, token: int) -> str:
