@@ -188,7 +188,7 @@ def unobserved_run(api: httpx.Client) -> float:
 async def fan_out(stack: LoadStack, streams: int) -> dict[str, Any]:
     host, port = stack.config.host, stack.replica_ports[0]
     pid = stack.stack.part("gateway").process.pid
-    r = redis.Redis(port=stack.redis_port)
+    r = redis.Redis.from_url(stack.redis_url)
     with httpx.Client(base_url=stack.urls[0], timeout=120) as api:
         before = await asyncio.to_thread(unobserved_run, api)
         rss_before = rss_mb(pid)
@@ -245,7 +245,7 @@ async def open_streams(
     """``streams`` SSE clients held open on one long run; RSS and connections with all open."""
     host, port = stack.config.host, stack.replica_ports[0]
     pid = stack.stack.part("gateway").process.pid
-    r = redis.Redis(port=stack.redis_port)
+    r = redis.Redis.from_url(stack.redis_url)
     with httpx.Client(base_url=stack.urls[0], timeout=120) as api:
         rss_before = rss_mb(pid)
         connections_before = await asyncio.to_thread(gateway_connections, r)
