@@ -110,10 +110,26 @@ return out
 
 class QuotaChecker:
     def __init__(
-        self, redis_url: str, *, key_prefix: str, socket_timeout_s: float, connect_timeout_s: float
+        self,
+        redis_url: str,
+        *,
+        key_prefix: str,
+        socket_timeout_s: float,
+        connect_timeout_s: float,
+        max_connections: int = 64,
+        pool_wait_s: float = 30.0,
     ) -> None:
-        self._r = redis.Redis.from_url(
-            redis_url, socket_timeout=socket_timeout_s, socket_connect_timeout=connect_timeout_s
+        # A fixed pool that callers queue on, as the gateway's own: the library's pool had
+        # no bound, and 2,000 streams opening at once opened (and authenticated) up to
+        # 2,000 connections just to count them.
+        self._r = redis.Redis.from_pool(
+            redis.BlockingConnectionPool.from_url(
+                redis_url,
+                max_connections=max_connections,
+                timeout=pool_wait_s,
+                socket_timeout=socket_timeout_s,
+                socket_connect_timeout=connect_timeout_s,
+            )
         )
         self._prefix = key_prefix
         self._check = self._r.register_script(_CHECK)

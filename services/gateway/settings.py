@@ -17,7 +17,8 @@ class GatewaySettings(RedisClientSettings):
     # Longer than the longest blocking read (1 s: runs/fanout.py, runs/queue.py).
     redis_socket_timeout_s: float = Field(default=5.0, ge=2.0, le=300)
     redis_connect_timeout_s: float = Field(default=2.0, gt=0, le=60)
-    # The gateway's Redis connections (the event reader's own one aside); a call waits
+    # The gateway's Redis connections (the event reader's own one aside; the rate
+    # limiter has a pool of the same size); a call waits
     # for a free one up to redis_pool_wait_s, then fails (503). The run queue's blocking
     # read holds one. Long: under a burst (2,000 streams opening at once on a busy
     # core) a connection is held while the event loop gets round to its reply.
