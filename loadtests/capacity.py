@@ -16,13 +16,14 @@ Starts a private stack (one gateway replica), then measures:
    stream: time to its first event and whether it saw every event; the gateway's
    RSS and Redis connections; the watched run's own latency (its record's total)
    against the mean of the two unobserved ones.
-3. **Open streams** (``--open-streams``, 10,000): one run made to last (the generator
-   slowed further), that many SSE clients opened on it (at most ``--open-concurrency``
-   opening at a time: a listen backlog of 2,048 drops SYNs past it), then held with
-   their heartbeats for a few heartbeat intervals; the gateway's RSS and Redis
-   connections with all of them open, then the run is cancelled and every stream must
-   end with its terminal event. The clients are lean raw sockets (``hold``), all in
-   this process; when they are the limit the report says so (opening errors).
+3. **Open streams** (``--open-streams``, 10,000): one run that stays open (written to
+   Redis as running, with no queue entry: ``idle_run``), that many SSE clients opened
+   on it (at most ``--open-concurrency`` opening at a time: a listen backlog of 2,048
+   drops SYNs past it), then held with their heartbeats for a few heartbeat intervals;
+   the gateway's RSS and Redis connections with all of them open; then the run's
+   terminal event is written and every stream must end with it. The clients are lean
+   raw sockets (``hold``), all in this process; when they are the limit the report
+   says so (opening errors).
 
 The clients run on the same machine as the stack (as they do in the load suite),
 so they take CPU from it; the report says what the machine's load was. Figures
@@ -53,6 +54,9 @@ from loadtests.scenario import Disconnects, Scenario
 from loadtests.stack import LoadStack
 from ragway.stats import percentile
 from services.gateway.main import REDIS_CLIENT_NAME
+from services.gateway.runs.events import RunAcceptedEvent, RunCancelled
+from services.gateway.runs.models import RunRecord, RunStatus, new_run_id
+from services.gateway.runs.store import events_key, run_key
 
 log = logging.getLogger(__name__)
 QUESTION = "How do I resume a stream after a disconnect?"
@@ -239,32 +243,62 @@ async def fan_out(stack: LoadStack, streams: int) -> dict[str, Any]:
     }
 
 
+def idle_run(api: httpx.Client, r: redis.Redis) -> str:
+    """A run that stays open as long as the bench needs: the record of a finished run of
+    the load's key, copied under a new id as running, with its run.accepted event, and no
+    queue entry (no executor takes it; ``end_run`` ends it). Streams on it get their
+    first event and then heartbeats, whatever the generator's timing."""
+    template = RunRecord.model_validate_json(r.get(run_key(unobserved_run_id(api))) or b"{}")
+    record = template.model_copy(update={"id": new_run_id(), "status": RunStatus.RUNNING})
+    accepted = RunAcceptedEvent(run_id=record.id, question=record.question)
+    r.set(run_key(record.id), record.model_dump_json(), ex=3600)
+    r.xadd(events_key(record.id), {"type": accepted.TYPE.value, "data": accepted.data()})
+    r.expire(events_key(record.id), 3600)
+    return record.id
+
+
+def end_run(r: redis.Redis, run_id: str) -> None:
+    """Cancel the idle run as an executor would: the record, then the terminal event."""
+    raw = r.get(run_key(run_id))
+    assert isinstance(raw, bytes)
+    record = RunRecord.model_validate_json(raw).model_copy(update={"status": RunStatus.CANCELLED})
+    r.set(run_key(run_id), record.model_dump_json(), ex=3600)
+    cancelled = RunCancelled()
+    r.xadd(events_key(run_id), {"type": cancelled.TYPE.value, "data": cancelled.data()})
+
+
+def unobserved_run_id(api: httpx.Client) -> str:
+    run_id = str(submit(api)["run_id"])
+    while read_run(api, run_id)["status"] not in FINISHED:
+        time.sleep(0.2)
+    return run_id
+
+
 async def open_streams(
     stack: LoadStack, streams: int, concurrency: int, hold_s: float
 ) -> dict[str, Any]:
-    """``streams`` SSE clients held open on one long run; RSS and connections with all open."""
+    """``streams`` SSE clients held open on one idle run; RSS and connections with all open."""
     host, port = stack.config.host, stack.replica_ports[0]
     pid = stack.stack.part("gateway").process.pid
     r = redis.Redis.from_url(stack.redis_url)
     with httpx.Client(base_url=stack.urls[0], timeout=120) as api:
-        rss_before = rss_mb(pid)
-        connections_before = await asyncio.to_thread(gateway_connections, r)
-        run_id = (await asyncio.to_thread(submit, api))["run_id"]
-        opening = Opening(streams, asyncio.Semaphore(concurrency))
-        opened = opening.opened
-        t0 = time.perf_counter()
-        tasks = [asyncio.create_task(hold(host, port, run_id, opening)) for _ in range(streams)]
-        await opening.done.wait()  # every client opened (or failed to)
-        open_s = time.perf_counter() - t0
-        await asyncio.sleep(hold_s)
-        held = {
-            "open": sum(1 for t in tasks if not t.done()),
-            "rss_mb": round(rss_mb(pid), 1),
-            "connections": await asyncio.to_thread(gateway_connections, r),
-        }
-        status = (await asyncio.to_thread(read_run, api, run_id))["status"]
-        await asyncio.to_thread(api.post, f"/v1/runs/{run_id}/cancel", headers=AUTH)
-        results = await asyncio.gather(*tasks, return_exceptions=True)
+        run_id = await asyncio.to_thread(idle_run, api, r)
+    rss_before = rss_mb(pid)
+    connections_before = await asyncio.to_thread(gateway_connections, r)
+    opening = Opening(streams, asyncio.Semaphore(concurrency))
+    opened = opening.opened
+    t0 = time.perf_counter()
+    tasks = [asyncio.create_task(hold(host, port, run_id, opening)) for _ in range(streams)]
+    await opening.done.wait()  # every client opened (or failed to)
+    open_s = time.perf_counter() - t0
+    await asyncio.sleep(hold_s)  # heartbeats on all of them
+    held = {
+        "open": sum(1 for t in tasks if not t.done()),
+        "rss_mb": round(rss_mb(pid), 1),
+        "connections": await asyncio.to_thread(gateway_connections, r),
+    }
+    await asyncio.to_thread(end_run, r, run_id)
+    results = await asyncio.gather(*tasks, return_exceptions=True)
     r.close()
     ended = [x for x in results if isinstance(x, tuple)]
     return {
@@ -276,7 +310,6 @@ async def open_streams(
             "p95": round(percentile(opened, 95), 1) if opened else None,
         },
         "open_while_held": held["open"],
-        "run_status_while_held": status,
         "heartbeats_per_stream": round(sum(b for _, b in ended) / len(ended), 1) if ended else 0,
         "client_errors": sum(1 for x in results if isinstance(x, BaseException)),
         "complete_streams": sum(1 for ok, _ in ended if ok),
@@ -397,7 +430,7 @@ def _render_open(o: dict[str, Any] | None) -> list[str]:
         "",
         f"- opened: {o['opened']} / {o['streams']} in {o['open_s']} s (first event ms p50 "
         f"{o['first_event_ms']['p50']}, p95 {o['first_event_ms']['p95']}); open while held: "
-        f"**{o['open_while_held']}** (the run {o['run_status_while_held']}); "
+        f"**{o['open_while_held']}**; "
         f"heartbeats per stream {o['heartbeats_per_stream']}",
         f"- gateway RSS MB: {o['gateway_rss_mb']['before']} before, "
         f"**{o['gateway_rss_mb']['held']}** with them open ({o['rss_kb_per_stream']} KB a stream)",
@@ -436,8 +469,7 @@ def main(
     logging.getLogger("httpx").setLevel(logging.WARNING)
     load_before = [round(x, 2) for x in os.getloadavg()]
     with tempfile.TemporaryDirectory(prefix="ragway-capacity-") as tmp:
-        # A long run budget: the open-streams run is made to last (the others are short).
-        env = runner.STACK_ENV | {"RAGWAY_RUN_BUDGET_MS": "120000"}
+        env = dict(runner.STACK_ENV)
         if executor_process:
             env |= {"RAGWAY_RUN_EXECUTORS": "false"}
         stack = LoadStack(Path(tmp), 1, env)
@@ -451,10 +483,9 @@ def main(
             saturated = closed_loop(stack, users, saturation_s, think_s=(0.0, 0.0))
             stack.slow_generator(delta_delay_ms)
             fan = asyncio.run(fan_out(stack, streams))
-            if open_streams_n:
-                stack.slow_generator(15_000)  # ~90 s of run: longer than opening them all
-                held = asyncio.run(open_streams(stack, open_streams_n, open_concurrency, hold_s))
             stack.clear_generator_faults()
+            if open_streams_n:
+                held = asyncio.run(open_streams(stack, open_streams_n, open_concurrency, hold_s))
         finally:
             stack.stop()
         tracebacks = sum(
