@@ -271,8 +271,9 @@ async def _events(
 
 # Events are encoded once for all the streams that follow a run (the hub hands each of
 # them the same Event): 2,000 streams on one run encoded every event 2,000 times.
-# Bounded: a few thousand recent events, each a few hundred bytes.
-@functools.lru_cache(maxsize=4096)
+# Bounded: the streams of a run get an event within moments of each other, so the last
+# thousand events (each a few hundred bytes to a few KB) are all that is ever reused.
+@functools.lru_cache(maxsize=1024)
 def sse_bytes(event: Event) -> bytes:
     """The event as its stream sends it (the stored data is what the event models
     serialised, runs/events.py: sent as is)."""
