@@ -256,8 +256,9 @@ def render(report: dict[str, Any]) -> str:
         f"invocation: {f['run_ms']['unobserved_before']} ms before, "
         f"{f['run_ms']['unobserved_after']} ms after; ratio **{f['observed_vs_unobserved']}**",
         "",
-        "Ingestion (bulk embed vs a plain sentence-transformers encode) is not measured"
-        " here yet: `make bench-ingest` has its own side-by-side report.",
+        "Ingestion (a bulk build and webhooks against a plain sentence-transformers encode"
+        " of the same texts) is `ingest.md` beside this report: `make bench-capacity` runs"
+        " `scripts/bench_ingest.py` after this one.",
         "",
     ]
     return "\n".join(lines)
