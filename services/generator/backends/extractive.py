@@ -90,8 +90,9 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 # Items a lead-in ("The following roles can export data:") is answered with.
 MAX_LISTED_ITEMS = 8
 # 3: the answerability model decides above the support floor. 4: limits, prohibitions,
-# whole lists and acronym plurals in the selection. 5: a row the question names that no
-# retrieved table has counts as missing.
+# whole lists and acronym plurals in the selection. 5: the names the evidence is not
+# about (no passage knows them, or no retrieved table has the row they name) lower the
+# support and weigh in the answerability model on their own.
 POLICY_VERSION = "extractive-policy-5"
 
 
