@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from ragway.embedding import Vectors
 from services.retriever.indexes import DenseIndex, SparseIndex
@@ -149,3 +150,12 @@ class MemoryEngines:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+def serve_in_memory(monkeypatch: pytest.MonkeyPatch, embedder: type) -> None:
+    """``services.retriever.server.create_server`` builds ``embedder`` (for every
+    session it makes) and in-memory engines."""
+    from services.retriever import server
+
+    monkeypatch.setattr(server, "OnnxMiniLMEmbedder", embedder)
+    monkeypatch.setattr(server, "create_engines", lambda settings, dim: MemoryEngines())

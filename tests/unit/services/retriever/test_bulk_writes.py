@@ -23,7 +23,7 @@ from ragway.v1 import retriever_pb2_grpc as pb_grpc
 from ragway_tools.loading import load_documents
 from services.retriever import server as server_module
 from services.retriever.settings import RetrieverSettings
-from tests.unit.services.retriever.fakes import FakeEmbedder, MemoryEngines
+from tests.unit.services.retriever.fakes import FakeEmbedder, serve_in_memory
 
 
 class ThreadedEmbedder(FakeEmbedder):
@@ -97,8 +97,7 @@ async def _load(settings: RetrieverSettings, docs: list[Document]) -> None:
 def test_bulk_upserts_embed_on_the_bulk_session_many_documents_per_call(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server_module, "OnnxMiniLMEmbedder", ThreadedEmbedder)
-    monkeypatch.setattr(server_module, "create_engines", lambda settings, dim: MemoryEngines())
+    serve_in_memory(monkeypatch, ThreadedEmbedder)
     ThreadedEmbedder.made.clear()
     settings = RetrieverSettings(
         index_dir=tmp_path,

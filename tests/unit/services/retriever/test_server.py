@@ -21,7 +21,7 @@ from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
 from services.retriever import server as server_module
 from services.retriever.settings import RetrieverSettings
-from tests.unit.services.retriever.fakes import FakeEmbedder, MemoryEngines
+from tests.unit.services.retriever.fakes import FakeEmbedder, serve_in_memory
 
 MARKER = "a bulk write that takes its time"
 
@@ -78,8 +78,7 @@ async def _search_during_a_stuck_write(settings: RetrieverSettings) -> pb.Search
 def test_a_search_is_answered_while_a_write_is_stuck_embedding(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server_module, "OnnxMiniLMEmbedder", LockingEmbedder)
-    monkeypatch.setattr(server_module, "create_engines", lambda settings, dim: MemoryEngines())
+    serve_in_memory(monkeypatch, LockingEmbedder)
     LockingEmbedder.entered.clear()
     LockingEmbedder.release.clear()
     settings = RetrieverSettings(
