@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragway.citations import escape_literals
 from ragway.stats import percentile
 from ragway.text import content_terms, split_sentences
 from ragway_tools.evaluation.qa import QAItem, QASet
@@ -49,7 +50,8 @@ VERDICTS = (
     "should_have_refused",
     "refused",
 )
-_CITATION = re.compile(r"\[(\d+)\]")
+# A single-number marker, not escaped (ragway/citations.py: "\\[5]" quotes a page).
+_CITATION = re.compile(r"(?<!\\)\[(\d+)\]")
 # A number: digits with optional thousands separators and decimals. Not part of a
 # word (v2, MiniLM-L6) and not a version string's middle (0.0.9 stays one token).
 # A unit written against the number still leaves it a number ("30s", "64KiB").
@@ -71,7 +73,7 @@ def numbers(text: str) -> set[float]:
     return {float(m.group(1).replace(",", "") + (m.group(2) or "")) for m in _NUMBER.finditer(text)}
 
 
-_LEADING_CITATIONS = re.compile(r"^\s*(?:\[\d+\]\s*)+")
+_LEADING_CITATIONS = re.compile(r"^\s*(?:(?<!\\)\[\d+\]\s*)+")
 _UNIT_GLUE = re.compile(r"(\d)([a-zA-Z])")
 _PURE_NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
 
@@ -168,7 +170,8 @@ def score_answer(item: QAItem, body: dict[str, Any], qa: QASet) -> AnswerScore:
     known = [sources[n] for n in sorted(cited_numbers) if n in sources]
     score.cited_documents = sorted({str(s["document_id"]) for s in known})
     passages = " \n".join(str(s.get("text") or "") for s in known)
-    score.unsupported_numbers = sorted(numbers(answer) - numbers(passages))
+    # A page's own "[3]" or "[5, 25, 50]" holds numbers, not citations (ragway/citations.py).
+    score.unsupported_numbers = sorted(numbers(answer) - numbers(escape_literals(passages)))
     claims = cited_sentences(answer)
     for text, cited in claims:
         evidence = " \n".join(str(sources[n].get("text") or "") for n in cited if n in sources)

@@ -19,12 +19,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from ragway.citations import MARKER as CITATION
+from ragway.citations import cited, escape_literals
 from ragway.text import content_terms
 from services.generator.backends.base import Degradation, Final, Passage
 
 log = logging.getLogger(__name__)
 
-CITATION = re.compile(r"\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]")
 _SPACE_BEFORE_CITATION = re.compile(r"[ \t]+(?=[.!?,;:]|$)")
 # A list item's marker ("1.", "-") is layout, not a number the answer states.
 _ENUMERATOR = re.compile(r"(?:\d{1,3}|[a-zA-Z])[.)]")
@@ -42,8 +43,7 @@ _END = re.compile(
 
 def citations(text: str) -> list[int]:
     """The passage numbers cited in ``text``, in order of first citation."""
-    found = (int(n) for m in CITATION.finditer(text) for n in m.group(1).split(","))
-    return list(dict.fromkeys(found))
+    return cited(text)
 
 
 def numbers(text: str) -> set[str]:
@@ -84,7 +84,8 @@ def check_sentence(sentence: str, passages: Mapping[int, Passage]) -> SentenceCh
     evidence: set[str] = set()
     for n in known:
         p = passages[n]
-        evidence |= numbers(f"{p.title}\n{p.section}\n{p.text}")
+        # A page's "[5, 25, 50]" holds numbers, not citations: escaped, it keeps them.
+        evidence |= numbers(escape_literals(f"{p.title}\n{p.section}\n{p.text}"))
     unsupported = sorted(numbers(_LIST_MARK.sub("", text)) - evidence)
     return SentenceCheck(text=text, cited=known, unknown=unknown, unsupported=unsupported)
 

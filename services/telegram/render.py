@@ -6,6 +6,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from ragway.citations import unescape
+
 # Telegram's limit on a message's text, counted after entity parsing; the HTML we send
 # is measured before parsing, which is longer, so staying under it is always safe.
 MESSAGE_LIMIT = 4096
@@ -22,7 +24,8 @@ FAILED = "I could not finish this answer ({code}). Please try again."
 
 def preview(text: str) -> str:
     """The answer so far, as plain text that fits one message."""
-    text = text.strip() or WAITING
+    # "\\[5, 25, 50]" is a page's own bracket, escaped so it never reads as a citation.
+    text = unescape(text).strip() or WAITING
     if len(text) <= MESSAGE_LIMIT:
         return text
     return text[: MESSAGE_LIMIT - 1] + "…"
@@ -44,7 +47,7 @@ def final_messages(answer: dict[str, Any], base_url: str = "") -> list[str]:
         reason = answer.get("refusal_detail") or answer.get("refusal_reason") or "no reason given"
         blocks.append("<b>I can't answer that from the knowledge base.</b>")
         blocks.extend(_pieces(f"Reason: {reason}"))
-    blocks.extend(_pieces(str(answer.get("answer") or "")))
+    blocks.extend(_pieces(unescape(str(answer.get("answer") or ""))))
     citations = answer.get("citations") or []
     if citations:
         blocks.append("\n<b>Sources</b>")

@@ -98,3 +98,21 @@ def test_the_page_continues_a_conversation_and_shows_what_was_searched(
     assert page.is_hidden("#searched")
     assert "1 question" in page.inner_text("#conversation")
     page.close()
+
+
+def test_a_bracket_quoted_from_a_page_shows_as_text_and_cites_nothing(
+    browser: Any, stack: Stack
+) -> None:
+    # docs/canary.md writes `"steps": [5, 25, 50]`; the answer quotes it escaped.
+    page = ask(
+        browser, stack, 'What does "steps" look like in POST /v1/admin/canary?', "key-demo-sre"
+    )
+    assert page.get_attribute("#status", "data-state") == "done"
+    text = page.inner_text("#answer .text")
+    assert '"steps": [5, 25, 50]' in text and "\\[" not in text
+    groups = [
+        [a.get_attribute("data-cite") for a in g.query_selector_all("a.cite")]
+        for g in page.query_selector_all("#answer .cite-group")
+    ]
+    assert groups and all(len(g) == 1 for g in groups), groups
+    page.close()

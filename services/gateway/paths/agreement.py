@@ -21,10 +21,10 @@ import re
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
+from ragway.citations import MARKER as _MARKER
 from ragway.text import STOPWORDS, stem, words
 from services.gateway.runs.models import RunRecord
 
-_MARKER = re.compile(r"\[\d+\]")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
 # The report is re-judged after every finished run over the same pairs: a pair's
 # verdict is kept (keyed by what it reads, so a record that changed is judged anew),

@@ -213,7 +213,10 @@ textarea { flex: 1; resize: none; min-height: 38px; max-height: 120px; box-sizin
     v.box.dataset.state = ex.state;
     // Busy while it streams: a screen reader then reads the answer once, when it is whole.
     v.text.setAttribute("aria-busy", isTerminal(ex) ? "false" : "true");
-    if (v.text.textContent !== ex.text) v.text.textContent = ex.text;
+    // A page's own "[5, 25, 50]" comes escaped ("\\[5, 25, 50]") so that it never reads as
+    // a citation; people see the bracket (ragway/citations.py).
+    const shown = ex.text.replace(/\\\[/g, "[");
+    if (v.text.textContent !== shown) v.text.textContent = shown;
     v.searched.hidden = !ex.searched;
     v.searched.textContent = ex.searched ? "Searched for: " + ex.searched : "";
     v.refusal.hidden = !ex.refusal;

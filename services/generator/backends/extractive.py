@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
+from ragway.citations import escape_literals
 from ragway.embedding import Embedder
 from ragway.question import (
     AnswerType,
@@ -569,7 +570,9 @@ class ExtractiveGenerator:
         index = 0
         pieces: list[str] = []
         for n, unit in enumerate(chosen):
-            text = ("" if n == 0 else " ") + f"{_sentence(unit.text)} [{unit.passage.number}]"
+            # A page's own "[5, 25, 50]" must not read as citations (ragway/citations.py).
+            quoted = escape_literals(_sentence(unit.text))
+            text = ("" if n == 0 else " ") + f"{quoted} [{unit.passage.number}]"
             for chunk in _word_chunks(text, self._config.words_per_delta):
                 pieces.append(chunk)
                 yield Delta(text=chunk, index=index)

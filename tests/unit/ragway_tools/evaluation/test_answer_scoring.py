@@ -80,6 +80,14 @@ def test_a_citation_to_a_passage_that_was_not_given() -> None:
     assert s.verdict == "unknown_id"
 
 
+def test_a_quoted_bracket_of_the_page_is_no_citation_and_its_numbers_are_supported() -> None:
+    page = "Set the limit to [3] or more to start a canary."
+    answer = "Set the limit to \\[3] or more to start a canary. [1]"
+    s = score_answer(PORT, body(answer, cites=[1], sources=[("canary", page)]), QA)
+    assert s.verdict != "unknown_id"
+    assert s.unsupported_numbers == []
+
+
 def test_a_changed_number_is_unfaithful() -> None:
     s = score_answer(PORT, body("The retriever listens on port 7102. [1]", cites=[1]), QA)
     assert s.verdict == "changed_number"

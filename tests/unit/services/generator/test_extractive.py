@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from ragway.citations import unescape
 from ragway.embedding import OnnxMiniLMEmbedder
 from ragway.text import words
 from ragway.unit_vectors import embed_chunks
@@ -30,6 +31,7 @@ from services.generator.backends.extractive import (
     content_terms,
     question_terms,
 )
+from services.generator.grounding import review_final
 from tests.unit.services.retriever.fakes import FakeEmbedder
 
 # As the generator serves by default: the floor and the packaged answerability model.
@@ -201,6 +203,32 @@ def test_markdown_syntax_never_reaches_the_answer() -> None:
     final = answer_of("How many backup codes do I get?", [passage])
     assert "10 backup codes" in final.answer
     assert "**" not in final.answer and "`" not in final.answer
+
+
+def test_a_pages_own_bracketed_numbers_are_quoted_escaped_and_cite_nothing() -> None:
+    # docs/canary.md: the answer quoted "[5, 25, 50]", which the final review read as
+    # citations of passages 5, 25 and 50 and recorded as an unknown_citation.
+    passages = [
+        Passage(
+            n,
+            f"canary#{n}",
+            "canary",
+            "Canary rollouts",
+            "Automatic steps",
+            text,
+        )
+        for n, text in (
+            (1, 'In the API, send `"steps": [5, 25, 50]` to start a canary with automatic steps.'),
+            (2, "A canary at 5 % sends one run in twenty to the candidate path."),
+        )
+    ]
+    final = answer_of("How do I give a canary automatic steps in the API?", passages)
+    assert '"steps": \\[5, 25, 50]' in final.answer
+    assert final.cited_passages == [1]
+    reviewed = review_final(final, {p.number: p for p in passages})
+    assert reviewed.cited_passages == [1]
+    assert reviewed.degraded == []
+    assert unescape(final.answer).startswith('In the API, send "steps": [5, 25, 50] to start')
 
 
 def test_a_requests_own_threshold_replaces_the_configured_one() -> None:

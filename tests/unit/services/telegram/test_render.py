@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 from services.telegram.render import MESSAGE_LIMIT, final_messages, preview, source_link
 
 
@@ -63,3 +65,10 @@ def test_the_streaming_preview_fits_one_message() -> None:
     assert preview("") == "Searching the knowledge base…"
     long = preview("a" * (MESSAGE_LIMIT + 10))
     assert len(long) == MESSAGE_LIMIT and long.endswith("…")
+
+
+def test_a_pages_escaped_bracket_is_shown_as_the_page_wrote_it() -> None:
+    answer = {"answer": 'Send "steps": \\[5, 25, 50] to the API. [1]', "citations": []}
+    [message] = final_messages(answer)
+    assert '"steps": [5, 25, 50] to the API. [1]' in html.unescape(message)
+    assert "\\[" not in message and "\\[" not in preview(answer["answer"])
