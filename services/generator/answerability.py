@@ -9,8 +9,13 @@ unit with more. What tells them apart is how the evidence is shaped:
 - ``margin``: how far that unit stands above the best unit of any *other*
   passage. An answer stands out; loosely related units from several passages
   sit close together;
-- ``missing``: the share of the question's other terms (weighted by rarity among
-  the retrieved passages) that no passage contains, even misspelt;
+- ``missing``: how much of the question's meaning rests on its other terms that
+  no passage contains, even misspelt: each absent term weighs its rarity among the
+  retrieved passages times its salience (how far the question's embedding moves
+  without it), so "worst case" in a paraphrase weighs little and the absent
+  subject ("whiteboards") much. Rarity alone refused paraphrases nearly as readily
+  as undocumented subjects (cross-validated abstention 0.859 -> 0.897 at 4 % false
+  refusals on the tuning sets);
 - ``names``: how many of the names the question gives (capitalised words,
   identifiers; up to two) the evidence is not about: no passage knows the name,
   even misspelt, or no retrieved table has the row it names ("the Team plan").

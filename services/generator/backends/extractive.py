@@ -93,8 +93,9 @@ MAX_LISTED_ITEMS = 8
 # 3: the answerability model decides above the support floor. 4: limits, prohibitions,
 # whole lists and acronym plurals in the selection. 5: the names the evidence is not
 # about (no passage knows them, or no retrieved table has the row they name) lower the
-# support and weigh in the answerability model on their own.
-POLICY_VERSION = "extractive-policy-5"
+# support and weigh in the answerability model on their own. 6: an absent word counts
+# in ``missing`` as much as the question's meaning depends on it (its salience).
+POLICY_VERSION = "extractive-policy-6"
 
 
 @dataclass(frozen=True, slots=True)
@@ -449,9 +450,18 @@ class ExtractiveGenerator:
             text, q_terms, vocabulary, [self._passage_units(p) for p in passages]
         )
         named = [w for w in _surface_words(text) if stem(w.lower()) in absent_names]
-        # The names have a feature of their own; ``missing`` is the other words.
+        # The names have a feature of their own; ``missing`` is the other words,
+        # each as much as the question's meaning depends on it.
         total = sum(weights.values())
-        missing = sum(weights[t] for t in absent - absent_names) / total if total else 0.0
+        others = absent - absent_names
+        missing = 0.0
+        if others and total:
+            salience = self._salience(text, q_terms)
+            meaning = sum(salience.values())
+            if meaning:
+                missing = sum(weights[t] / total * salience[t] for t in others) / meaning
+            # The refusal names the words the question hangs on first.
+            said.sort(key=lambda w: -salience.get(stem(w), 0.0))
         return Evidence(
             support=best.support,
             margin=best.support - other,
@@ -460,6 +470,25 @@ class ExtractiveGenerator:
             names=float(min(len(absent_names), 2)),
             missing_names=tuple(dict.fromkeys(named)),
         )
+
+    def _salience(self, text: str, q_terms: set[str]) -> dict[str, float]:
+        """How much the question's meaning depends on each of its terms: how far its
+        embedding moves when the term's words are left out (1 - cosine).
+
+        A paraphrase's own wording ("worst case", "sit in the trash") barely moves
+        it; the thing asked about ("whiteboards", "webinar") moves it most. So an
+        absent word the question hangs on says the evidence does not answer, and
+        an absent turn of phrase does not.
+        """
+        spoken = words(_WORD_HYPHEN.sub(" ", text))
+        terms = sorted(q_terms)
+        variants = [" ".join(w for w in spoken if stem(w) != t) for t in terms]
+        # The whole question written the same way (words only), so that only the
+        # left-out term moves it.
+        vectors = self._embedder.embed([" ".join(spoken), *variants])
+        return {
+            t: max(0.0, 1.0 - float(vectors[0] @ vectors[i])) for i, t in enumerate(terms, start=1)
+        }
 
     def refusal(self, request: GenerationRequest, scored: list[ScoredUnit]) -> Final | None:
         """The refusal these scores call for, or None when the evidence answers.
@@ -556,7 +585,8 @@ class ExtractiveGenerator:
     async def _answer(
         self, request: GenerationRequest, scored: list[ScoredUnit]
     ) -> AsyncIterator[GenerationEvent]:
-        refused = self.refusal(request, scored)
+        # The answerability check may embed (term salience): off the event loop.
+        refused = await asyncio.to_thread(self.refusal, request, scored)
         if refused is not None:
             yield refused
             return

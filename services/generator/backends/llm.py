@@ -121,7 +121,8 @@ class LLMGenerator:
         scored = await asyncio.to_thread(self.extractive.score, request.question, request.passages)
         best = scored[0].support if scored else 0.0
         # The same decision as the extractive answer's: small models do not abstain.
-        if self.policy.evidence_gate and self.extractive.refusal(request, scored) is not None:
+        gate = self.policy.evidence_gate
+        if gate and await asyncio.to_thread(self.extractive.refusal, request, scored) is not None:
             async for event in self.extractive.answer(request, scored):
                 yield _no_model_usage(event)
             return

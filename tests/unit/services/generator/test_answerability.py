@@ -102,3 +102,31 @@ async def test_a_question_near_many_passages_but_answered_by_none_is_refused_wit
     plain = ExtractiveGenerator(OnnxMiniLMEmbedder())
     loose = [e async for e in plain.generate(request)][-1]
     assert isinstance(loose, Final) and loose.verdict is Verdict.GROUNDED
+
+
+async def test_a_paraphrases_own_wording_is_not_the_missing_subject_of_the_question() -> None:
+    # The export page never says "worst case", "huge", "wait" or "ready"; those words
+    # only phrase the question. "Webinar" is what the second question asks about.
+    passages = [
+        Passage(1, "export#run", "export", "Exporting your data", "Run an export",
+                "Small accounts usually finish in a few minutes; very large accounts "
+                "can take up to 36 hours."),
+        Passage(2, "export#limits", "export", "Exporting your data", "Limits",
+                "An account can have only one export running at a time."),
+        Passage(3, "billing#invoices", "billing", "Billing", "Invoices",
+                "Invoices are sent on the first working day of each month."),
+    ]  # fmt: skip
+    generator = ExtractiveGenerator(OnnxMiniLMEmbedder(), answerability=MODEL)
+    paraphrase = "Worst case, how long might a huge account wait for its export to be ready?"
+    subject = "How long might an account wait for its webinar export to be ready?"
+    salience = generator._salience(subject, {"webinar", "wait", "readi", "export"})
+    assert salience["webinar"] > max(salience["wait"], salience["readi"])
+
+    def evidence(question: str) -> Evidence:
+        return generator.evidence(question, passages, generator.score(question, passages))
+
+    assert evidence(paraphrase).missing < evidence(subject).missing
+    request = GenerationRequest(paraphrase, passages)
+    final = [e async for e in generator.generate(request)][-1]
+    assert isinstance(final, Final)
+    assert final.verdict is Verdict.GROUNDED and "36 hours" in final.answer, final.refusal_detail
