@@ -42,7 +42,9 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
     AnswerType.AMOUNT: re.compile(
         r"[$€£¥]\s?\d|\d[\d,.]*\s?(?:USD|EUR|GBP|dollars?|euros?|pounds?)\b", re.I
     ),
-    AnswerType.SIZE: re.compile(r"\d[\d,.]*\s?(?:[KMGTP]i?B|bytes?|gigabytes?|terabytes?)\b", re.I),
+    AnswerType.SIZE: re.compile(
+        r"\d[\d,.]*\s?(?:[KMGTP]i?B|bytes?|gigabytes?|terabytes?|px|pixels?)\b", re.I
+    ),
     AnswerType.PORT: re.compile(r"\bport\b[^.]{0,20}\b\d{2,5}\b|:\d{2,5}\b|\b\d{4,5}\b", re.I),
     AnswerType.DATE: re.compile(
         r"\b(?:\d{4}-\d{2}-\d{2}|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"

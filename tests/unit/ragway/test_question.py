@@ -52,6 +52,10 @@ def test_holds_recognises_values() -> None:
     assert not holds("Deleted files stay in the trash.", AnswerType.DURATION)
     assert holds("Business — Price per seat: $11.75", AnswerType.AMOUNT)
     assert holds("Storage: 100 GB per seat", AnswerType.SIZE)
+    # An image's size is its pixels: "to what size are photos compressed" wants 2048 px.
+    assert holds("Photos are resized so their longest side is 2048 px.", AnswerType.SIZE)
+    assert holds("Logos up to 512 by 512 pixels", AnswerType.SIZE)
+    assert not holds("Photos are resized before upload.", AnswerType.SIZE)
 
 
 def test_a_digit_inside_a_name_is_no_count() -> None:
