@@ -234,7 +234,9 @@ class ExtractiveGenerator:
                 said.add(line)
             if line and (not lines or lines[-1] != line):
                 lines.append(line)
-        return "\n".join(lines) or p.text
+        # Escaped as the extractive answer quotes it: a model that copies the page's
+        # "[5, 25, 50]" then copies no citation of passages 5, 25 and 50.
+        return escape_literals("\n".join(lines) or p.text)
 
     def _unit_vectors(self, candidates: list[tuple[Passage, Unit]]) -> npt.NDArray[np.float32]:
         """The candidates' vectors: the retriever's, where it stored exactly these units

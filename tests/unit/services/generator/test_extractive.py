@@ -31,7 +31,7 @@ from services.generator.backends.extractive import (
     content_terms,
     question_terms,
 )
-from services.generator.grounding import review_final
+from services.generator.grounding import citations, review_final
 from tests.unit.services.retriever.fakes import FakeEmbedder
 
 # As the generator serves by default: the floor and the packaged answerability model.
@@ -375,6 +375,14 @@ def test_the_llm_prompt_text_is_the_passage_as_standalone_units() -> None:
         "1. Open Admin console.",
         "2. Choose Standard export or Full export.",
     ]
+
+
+def test_the_llm_prompt_text_escapes_a_pages_bracketed_numbers() -> None:
+    passage = Passage(1, "canary#steps", "canary", "Canary", "Steps",
+                      'Send `"steps": [5, 25, 50]` to start a canary.')  # fmt: skip
+    text = GEN.standalone_text(passage)
+    assert text == 'Send "steps": \\[5, 25, 50] to start a canary.'
+    assert citations(text) == []
 
 
 def test_usage_is_the_words_read_and_written() -> None:
