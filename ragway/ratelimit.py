@@ -23,9 +23,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import redis.asyncio as redis
 from limits import RateLimitItem, RateLimitItemPerMinute
 from redis.exceptions import RedisError
+
+from ragway import redis_pools
 
 log = logging.getLogger(__name__)
 
@@ -121,15 +122,15 @@ class QuotaChecker:
     ) -> None:
         # A fixed pool that callers queue on, as the gateway's own: the library's pool had
         # no bound, and 2,000 streams opening at once opened (and authenticated) up to
-        # 2,000 connections just to count them.
-        self._r = redis.Redis.from_pool(
-            redis.BlockingConnectionPool.from_url(
-                redis_url,
-                max_connections=max_connections,
-                timeout=pool_wait_s,
-                socket_timeout=socket_timeout_s,
-                socket_connect_timeout=connect_timeout_s,
-            )
+        # 2,000 connections just to count them. Like the gateway's, it replaces the
+        # connections a Redis restart closed: on a dead one the first request after the
+        # restart went uncounted (ragway/redis_pools.py).
+        self._r = redis_pools.bounded_client(
+            redis_url,
+            max_connections=max_connections,
+            wait_s=pool_wait_s,
+            socket_timeout_s=socket_timeout_s,
+            connect_timeout_s=connect_timeout_s,
         )
         self._prefix = key_prefix
         self._check = self._r.register_script(_CHECK)
