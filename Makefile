@@ -117,7 +117,7 @@ bench-rerank: $(STAMP) ## Rerank stage p50/p95 at depths 5/10/20, fp32 baseline 
 	$(BIN)/ragway eval rerank-bench $(ARGS)
 
 .PHONY: bench-capacity
-bench-capacity: $(STAMP) ## Runs/s at 50 streams and 2,000 streams on one slow run, with same-run baselines (~3 min): var/bench/capacity/report.md; then ingestion vs a plain encoder (var/bench/capacity/ingest.md)
+bench-capacity: $(STAMP) ## Runs/s at 50 streams (with and without think time), 2,000 streams on one slow run, 10,000 held open, same-run baselines: var/bench/capacity/report.md; then ingestion vs a plain encoder (var/bench/capacity/ingest.md)
 	$(BIN)/python -m loadtests.capacity --output var/bench/capacity $(ARGS)
 	$(BIN)/python scripts/bench_ingest.py --dataset $(SCIFACT) --output var/bench/capacity $(INGEST_ARGS)
 

@@ -344,6 +344,22 @@ class Stack:
 
         self._wait(name, ready)
 
+    def start_executors(self, name: str = "executors", env: dict[str, str] | None = None) -> None:
+        """A process that executes runs from the queue and serves no HTTP
+        (services/gateway/executors.py), beside gateways started with
+        RAGWAY_RUN_EXECUTORS=false. ``env`` overrides settings of this process only."""
+        log_path = self.logs_dir / f"{name}.log"
+        offset = log_path.stat().st_size if log_path.exists() else 0
+        base = {"RAGWAY_RUN_EXECUTORS": "true"}
+        self._spawn(name, [sys.executable, "-m", "services.gateway.executors"], base | (env or {}))
+
+        def ready() -> bool:
+            with open(log_path, "rb") as fh:
+                fh.seek(offset)
+                return b"run executors ready" in fh.read()
+
+        self._wait(name, ready)
+
     def start_ingest(self, *, worker: bool = True) -> None:
         """The webhook API and (unless ``worker`` is False) one Celery worker."""
         self._spawn("ingest-api", [sys.executable, "-m", "services.ingest.api"])

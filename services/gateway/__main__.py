@@ -43,7 +43,7 @@ def main() -> int:
         return 2
     try:
         telemetry.configure("ragway-gateway")  # before the app: instrumentation patches FastAPI
-        app = create_app(settings)
+        app = create_app(settings, with_executor=settings.run_executors)
     except (FileNotFoundError, ValueError) as exc:
         sys.stderr.write(f"gateway: {exc}\n")
         return 2

@@ -13,12 +13,11 @@ from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Any
 
-import redis.asyncio as redis
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 from redis.exceptions import RedisError
 
-from ragway import __version__, telemetry
+from ragway import __version__, redis_pools, telemetry
 from ragway.metrics import HttpMetrics, exposition
 from services.gateway import metrics
 from services.gateway.api import errors, spec
@@ -65,23 +64,21 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # A fixed pool that callers queue on: a burst of requests (2,000 streams opening
         # at once) waits for a connection instead of opening one each.
-        client = redis.Redis.from_pool(
-            redis.BlockingConnectionPool.from_url(
-                settings.redis_url,
-                max_connections=settings.redis_max_connections,
-                timeout=settings.redis_pool_wait_s,
-                socket_timeout=settings.redis_socket_timeout_s,
-                socket_connect_timeout=settings.redis_connect_timeout_s,
-                client_name=REDIS_CLIENT_NAME,
-            )
+        # Both pools replace the connections a Redis restart closed (ragway/redis_pools.py).
+        client = redis_pools.bounded_client(
+            settings.redis_url,
+            max_connections=settings.redis_max_connections,
+            wait_s=settings.redis_pool_wait_s,
+            socket_timeout_s=settings.redis_socket_timeout_s,
+            connect_timeout_s=settings.redis_connect_timeout_s,
+            client_name=REDIS_CLIENT_NAME,
         )
         # The hub's blocking read holds its connection: a pool of its own, of one.
         hub = EventHub(
-            redis.Redis.from_url(
+            redis_pools.single_connection_client(
                 settings.redis_url,
-                max_connections=1,
-                socket_timeout=settings.redis_socket_timeout_s,
-                socket_connect_timeout=settings.redis_connect_timeout_s,
+                socket_timeout_s=settings.redis_socket_timeout_s,
+                connect_timeout_s=settings.redis_connect_timeout_s,
                 client_name=f"{REDIS_CLIENT_NAME}-events",
             ),
             client,

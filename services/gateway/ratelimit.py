@@ -29,6 +29,8 @@ class RateLimiter:
             key_prefix="ragway:ratelimit",
             socket_timeout_s=settings.redis_socket_timeout_s,
             connect_timeout_s=settings.redis_connect_timeout_s,
+            max_connections=settings.redis_max_connections,
+            pool_wait_s=settings.redis_pool_wait_s,
         )
 
     def quotas(self, caller: Principal, *, starts_run: bool) -> list[Quota]:

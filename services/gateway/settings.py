@@ -17,7 +17,8 @@ class GatewaySettings(RedisClientSettings):
     # Longer than the longest blocking read (1 s: runs/fanout.py, runs/queue.py).
     redis_socket_timeout_s: float = Field(default=5.0, ge=2.0, le=300)
     redis_connect_timeout_s: float = Field(default=2.0, gt=0, le=60)
-    # The gateway's Redis connections (the event reader's own one aside); a call waits
+    # The gateway's Redis connections (the event reader's own one aside; the rate
+    # limiter has a pool of the same size); a call waits
     # for a free one up to redis_pool_wait_s, then fails (503). The run queue's blocking
     # read holds one. Long: under a burst (2,000 streams opening at once on a busy
     # core) a connection is held while the event loop gets round to its reply.
@@ -50,6 +51,10 @@ class GatewaySettings(RedisClientSettings):
     streams_per_tenant: int = Field(default=2000, ge=1)
 
     executor_concurrency: int = Field(default=8, ge=1, le=256)
+    # Whether this gateway process executes runs from the queue. False: it serves HTTP
+    # only, and ``python -m services.gateway.executors`` processes execute the runs, so
+    # the event loop that serves streams runs no executor (docs/performance.md).
+    run_executors: bool = True
     # Runs waiting or executing, over all replicas; past it a new run is a 503 queue_full.
     max_queue_depth: int = Field(default=10_000, ge=1, le=10_000_000)
     # Calls to the retriever and generator: UNAVAILABLE is retried this many

@@ -10,6 +10,7 @@ import asyncio
 import signal
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -100,6 +101,42 @@ def test_runs_survive_a_redis_restart_and_the_gateway_reports_the_outage(own: St
         # The executor outlived the outage: a new run completes.
         after = read_events(api, start_run(api, QUESTION, auth("demo")), auth("demo"))
         assert after[-1].event == "run.completed"
+
+
+def test_the_first_requests_after_redis_closed_the_idle_connections_are_served(
+    own: Stack,
+) -> None:
+    """Regression: redis-py 8.1's pools lent connections the server had closed (a restart
+    closes them all), and the first POST /v1/runs after a Redis restart was a 503 about
+    half the time, by which connection it drew (ragway/redis_pools.py)."""
+    own.start_gateway()
+    with (
+        httpx.Client(base_url=own.config.gateway_url, timeout=30) as api,
+        ThreadPoolExecutor(max_workers=6) as pool,
+    ):
+        done = start_run(api, QUESTION, auth("demo"))
+        # Streams opening at once: each pool lends several connections, idle afterwards.
+        replays = list(pool.map(lambda _: read_events(api, done, auth("demo")), range(6)))
+        assert all(events[-1].event == "run.completed" for events in replays)
+
+        # What a restart does to the gateway's connections, without the restart's
+        # timing: the server closes every one of them, the idle ones included.
+        client = redis.Redis.from_url(own.config.redis_url)
+        closed = client.client_kill_filter(_type="normal", skipme=True)
+        client.close()
+        assert closed >= 4  # the gateway's pool (several), the rate limiter's, the hub's
+        time.sleep(0.3)  # the gateway's event loop sees each socket end
+
+        # Requests at once draw one idle connection each: none may be a closed one.
+        def post(_: int) -> httpx.Response:
+            return api.post("/v1/runs", json={"question": QUESTION}, headers=auth("demo"))
+
+        answers = list(pool.map(post, range(4)))
+        assert [r.status_code for r in answers] == [202] * 4, [r.text for r in answers]
+        # The rate limiter's pool too: on a closed connection a request is not counted.
+        assert all("RateLimit" in r.headers for r in answers)
+        for r in answers:
+            assert read_events(api, r.json()["run_id"], auth("demo"))[-1].event == "run.completed"
 
 
 async def finish_without_terminal_event(url: str) -> str:

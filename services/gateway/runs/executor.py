@@ -17,9 +17,10 @@ clients.py.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import Protocol
 
@@ -61,14 +62,28 @@ class ExecutorStore(Protocol):
 
     async def get(self, run_id: str) -> RunRecord | None: ...
 
+    async def get_checking_cancel(self, run_id: str) -> tuple[RunRecord | None, bool]:
+        """``get`` and ``cancel_requested``: one call."""
+        ...
+
     # Every write carries the lease token: the store refuses it (LeaseLost) once
     # another executor took the run over.
     async def save(self, record: RunRecord, *, token: int, ttl_s: int | None = None) -> None: ...
 
     async def append(self, run_id: str, event: RunEvent, *, token: int) -> str: ...
 
+    async def save_and_append(self, record: RunRecord, event: RunEvent, *, token: int) -> str:
+        """``save``, then ``append``: one call."""
+        ...
+
     async def append_checking_cancel(self, run_id: str, event: RunEvent, *, token: int) -> bool:
         """``append``, then whether the run has been cancelled: one call."""
+        ...
+
+    async def append_all_checking_cancel(
+        self, run_id: str, events: Sequence[RunEvent], *, token: int
+    ) -> bool:
+        """``append_checking_cancel`` for several events in order: one call."""
         ...
 
     async def finish(
@@ -79,7 +94,10 @@ class ExecutorStore(Protocol):
         token: int,
         record_ttl_s: int,
         event_ttl_s: int,
-    ) -> str: ...
+        preceding: RunEvent | None = None,
+    ) -> str:
+        """The final record and the terminal event (after ``preceding``), all or none."""
+        ...
 
     async def save_detached(self, record: RunRecord, *, ttl_s: int) -> None: ...
 
@@ -90,8 +108,6 @@ class ExecutorStore(Protocol):
     async def reapply_redactions(self, record: RunRecord) -> bool: ...
 
     async def last_event_type(self, run_id: str) -> str | None: ...
-
-    async def cancel_requested(self, run_id: str) -> bool: ...
 
 
 class TurnLog(Protocol):
@@ -152,8 +168,13 @@ class RunExecutor:
     async def execute(self, run_id: str, token: int) -> None:
         """Run it to its end, writing as the holder of lease ``token`` (runs/queue.py).
 
-        Raises LeaseLost (from the store) when another executor took the run over."""
-        record = await self._store.get(run_id)
+        Raises LeaseLost (from the store) when another executor took the run over.
+
+        Each step's Redis writes are one call where they follow each other (the profile
+        had round trips as most of the gateway's CPU): the record read with the cancel
+        flag, the running record with run.started, retrieval.completed with the cancel
+        check after it, answer.completed with the final record and terminal event."""
+        record, cancelled = await self._store.get_checking_cancel(run_id)
         if record is None:
             log.warning("queued run has no record", extra={"run_id": run_id})
             return
@@ -165,7 +186,7 @@ class RunExecutor:
                 log.warning("finished run had no terminal event", extra={"run_id": run_id})
                 await self._finish(record, token)
             return
-        if await self._store.cancel_requested(run_id):
+        if cancelled:
             record.status = RunStatus.CANCELLED  # cancelled while queued: never starts
             await self._finish(record, token)
             return
@@ -186,20 +207,21 @@ class RunExecutor:
             record.timings_ms, record.answer = {}, None
         record.status = RunStatus.RUNNING
         record.attempts += 1
-        await self._store.save(record, token=token)
-        await self._store.append(
-            run_id, RunStarted(attempt=record.attempts, restarted=restarted), token=token
+        await self._store.save_and_append(
+            record, RunStarted(attempt=record.attempts, restarted=restarted), token=token
         )
         path = default_path(record.path)
         if self._paths is not None:
             path = await self._paths.config(record.path, record.path_version)
+        answered: AnswerCompleted | None = None
         try:
             with tracing.stage("retrieval", record):
-                passages = await self._retrieve(record, path, token)
-            await self._stop_if_cancelled(record)
+                passages, cancelled = await self._retrieve(record, path, token)
+            if cancelled:  # looked at after the retrieval's write, before the generator
+                raise RunCancelledError
             if not self._retrieval_only:
                 with tracing.stage("ragway.generate", record):
-                    await self._generate(record, passages, started, path, token)
+                    answered = await self._generate(record, passages, started, path, token)
             record.status = RunStatus.SUCCEEDED
         except RunCancelledError:
             record.status = RunStatus.CANCELLED
@@ -207,15 +229,13 @@ class RunExecutor:
             record.status = RunStatus.FAILED
             record.error = ErrorInfo(code=exc.code, message=exc.message)
         record.timings_ms["total"] = _ms(started)
-        await self._finish(record, token)
-
-    async def _stop_if_cancelled(self, record: RunRecord) -> None:
-        if await self._store.cancel_requested(record.id):
-            raise RunCancelledError
+        await self._finish(record, token, preceding=answered)
 
     async def _retrieve(
         self, record: RunRecord, path: PathConfig, token: int
-    ) -> list[PackedPassage]:
+    ) -> tuple[list[PackedPassage], bool]:
+        """Search and log retrieval.completed; the passages, and whether the run was
+        cancelled by the time that was written (one call: the write and the check)."""
         s = self._settings
         request = clients.search_request(
             record,
@@ -244,18 +264,15 @@ class RunExecutor:
         record.sources = clients.sources(packed)
         # Indexed before the passages reach the log: a deletion from now on finds the run.
         await self._store.cite(record, ttl_s=s.record_retention_s)
-        await self._store.append(
-            record.id,
-            RetrievalCompleted(
-                build_id=record.build_id,
-                sources=record.sources,
-                degraded=record.degraded,
-                timings_ms={k: v for k, v in record.timings_ms.items() if k.startswith("retriev")},
-                query=record.rewritten_query,
-            ),
-            token=token,
+        retrieved = RetrievalCompleted(
+            build_id=record.build_id,
+            sources=record.sources,
+            degraded=record.degraded,
+            timings_ms={k: v for k, v in record.timings_ms.items() if k.startswith("retriev")},
+            query=record.rewritten_query,
         )
-        return packed
+        cancelled = await self._store.append_checking_cancel(record.id, retrieved, token=token)
+        return packed, cancelled
 
     async def _generate(
         self,
@@ -264,7 +281,8 @@ class RunExecutor:
         started: float,
         path: PathConfig,
         token: int,
-    ) -> None:
+    ) -> AnswerCompleted:
+        """Stream the answer's deltas; the answer.completed event, written with the end."""
         request = clients.generate_request(
             record,
             passages,
@@ -293,21 +311,17 @@ class RunExecutor:
         record.prompt_version = final.prompt_version
         record.degraded.extend(final.degraded)
         record.citations = known_citations(final.cited, record.sources)
-        await self._store.append(
-            record.id,
-            AnswerCompleted(
-                answer=record.answer,
-                citations=record.citations,
-                refused=record.refused,
-                refusal_reason=record.refusal_reason,
-                refusal_detail=record.refusal_detail,
-                verdict=record.verdict,
-                evidence_score=record.evidence_score,
-                model=record.model,
-                prompt_version=record.prompt_version,
-                degraded=final.degraded,
-            ),
-            token=token,
+        return AnswerCompleted(
+            answer=record.answer,
+            citations=record.citations,
+            refused=record.refused,
+            refusal_reason=record.refusal_reason,
+            refusal_detail=record.refusal_detail,
+            verdict=record.verdict,
+            evidence_score=record.evidence_score,
+            model=record.model,
+            prompt_version=record.prompt_version,
+            degraded=final.degraded,
         )
 
     async def _stream_answer(
@@ -326,6 +340,7 @@ class RunExecutor:
         cancels the generator call.
         """
         final: clients.Generated | None = None
+        deltas = _Deltas(self._store, record.id, token)
         try:
             async with aclosing(self._backends.generate(request, timeout_s=timeout_s)) as stream:
                 async for message in stream:
@@ -333,23 +348,30 @@ class RunExecutor:
                     if isinstance(part, clients.Delta):
                         if "first_token" not in record.timings_ms:
                             record.timings_ms["first_token"] = _ms(t0)
-                        delta = AnswerDelta(text=part.text, index=part.index)
-                        if await self._store.append_checking_cancel(record.id, delta, token=token):
+                        if deltas.add(AnswerDelta(text=part.text, index=part.index)):
                             raise RunCancelledError
                     elif isinstance(part, clients.Reset):
                         # The deltas so far are void; the replacement follows.
+                        if await deltas.drain():
+                            raise RunCancelledError
                         await self._store.append(
                             record.id, AnswerReset(reason=part.reason), token=token
                         )
                     elif isinstance(part, clients.Generated):
                         final = part
+            if await deltas.drain():
+                raise RunCancelledError
         except grpc.aio.AioRpcError as exc:
             raise _rpc_failure("generator", exc) from exc
         except CircuitOpenError as exc:
             raise RunFailedError("generator_unavailable", str(exc)) from exc
+        finally:
+            await deltas.settle()  # nothing of the answer is written after this
         return final
 
-    async def _finish(self, record: RunRecord, token: int) -> None:
+    async def _finish(
+        self, record: RunRecord, token: int, *, preceding: RunEvent | None = None
+    ) -> None:
         s = self._settings
         event: RunEvent
         if record.status is RunStatus.SUCCEEDED:
@@ -366,6 +388,7 @@ class RunExecutor:
             token=token,
             record_ttl_s=s.record_retention_s,
             event_ttl_s=s.event_retention_s,
+            preceding=preceding,
         )
         metrics.observe_run(record)
         await self._add_turn(record)
@@ -452,6 +475,62 @@ class RunExecutor:
         await executor.execute(record.id, 0)
 
 
+class _Deltas:
+    """The answer's deltas on their way to the event log, in order, without the executor
+    waiting for each write: the deltas that arrive while one write is in flight go
+    together in the next (a burst of deltas is two round trips, not one each; the
+    profile had Redis round trips as most of the gateway's CPU). Every write also reads
+    the cancel flag; once it is seen, no further delta is written. A write's error
+    (LeaseLost, Redis) is raised where the executor next adds or drains."""
+
+    def __init__(self, store: ExecutorStore, run_id: str, token: int) -> None:
+        self._store = store
+        self._run_id = run_id
+        self._token = token
+        self._pending: list[RunEvent] = []
+        self._writing: asyncio.Task[None] | None = None
+        self._error: Exception | None = None
+        self.cancelled = False
+
+    def add(self, delta: RunEvent) -> bool:
+        """Queue one delta; True when the run is already known to be cancelled."""
+        if self._error is not None:
+            raise self._error
+        if self.cancelled:
+            return True
+        self._pending.append(delta)
+        if self._writing is None:
+            self._writing = asyncio.create_task(self._write())
+        return False
+
+    async def drain(self) -> bool:
+        """Wait until every delta added is written (or the cancel flag stopped them);
+        whether the run was cancelled."""
+        await self.settle()
+        if self._error is not None:
+            raise self._error
+        return self.cancelled
+
+    async def settle(self) -> None:
+        """Wait for the write in flight, whatever it ends with (its error is kept)."""
+        if self._writing is not None:
+            await asyncio.wait({self._writing})
+
+    async def _write(self) -> None:
+        try:
+            while self._pending and not self.cancelled:
+                batch, self._pending = self._pending, []
+                if await self._store.append_all_checking_cancel(
+                    self._run_id, batch, token=self._token
+                ):
+                    self.cancelled = True
+        except Exception as exc:  # raised to the executor at its next add or drain
+            self._error = exc
+        finally:
+            self._pending = []
+            self._writing = None
+
+
 class _ShadowStore:
     """The executor's store for a shadow run: the record in memory until it is saved,
     once, at the end; events dropped (a shadow is never streamed)."""
@@ -463,13 +542,25 @@ class _ShadowStore:
     async def get(self, run_id: str) -> RunRecord | None:
         return self._record if run_id == self._record.id else None
 
+    async def get_checking_cancel(self, run_id: str) -> tuple[RunRecord | None, bool]:
+        return await self.get(run_id), False
+
     async def save(self, record: RunRecord, *, token: int, ttl_s: int | None = None) -> None:
         self._record = record
 
     async def append(self, run_id: str, event: RunEvent, *, token: int) -> str:
         return "0-0"
 
+    async def save_and_append(self, record: RunRecord, event: RunEvent, *, token: int) -> str:
+        self._record = record
+        return "0-0"
+
     async def append_checking_cancel(self, run_id: str, event: RunEvent, *, token: int) -> bool:
+        return False
+
+    async def append_all_checking_cancel(
+        self, run_id: str, events: Sequence[RunEvent], *, token: int
+    ) -> bool:
         return False
 
     async def finish(
@@ -480,6 +571,7 @@ class _ShadowStore:
         token: int,
         record_ttl_s: int,
         event_ttl_s: int,
+        preceding: RunEvent | None = None,
     ) -> str:
         await self._store.save_detached(record, ttl_s=record_ttl_s)
         return "0-0"
@@ -495,9 +587,6 @@ class _ShadowStore:
 
     async def last_event_type(self, run_id: str) -> str | None:
         return None
-
-    async def cancel_requested(self, run_id: str) -> bool:
-        return False
 
 
 def _rpc_failure(service: str, exc: grpc.aio.AioRpcError) -> RunFailedError:

@@ -110,10 +110,13 @@ if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return false end
 return redis.call('XADD', KEYS[2], '*', 'type', ARGV[2], 'data', ARGV[3])
 """
 
-# An answer delta, and whether the run has been cancelled since: one round trip, not two.
+# Answer deltas (one or a burst, in order: ARGV[2i], ARGV[2i+1] each), and whether the
+# run has been cancelled since: one round trip, not two per delta.
 _APPEND_CHECKING = """
 if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return false end
-redis.call('XADD', KEYS[2], '*', 'type', ARGV[2], 'data', ARGV[3])
+for i = 2, #ARGV, 2 do
+  redis.call('XADD', KEYS[2], '*', 'type', ARGV[i], 'data', ARGV[i + 1])
+end
 return redis.call('EXISTS', KEYS[3])
 """
 
@@ -127,6 +130,14 @@ end
 return 1
 """
 
+# The record, then an event: a run's start (saved running, then run.started) in one
+# round trip instead of two, fenced like either write alone.
+_SAVE_APPEND = """
+if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return false end
+redis.call('SET', KEYS[2], ARGV[2])
+return redis.call('XADD', KEYS[3], '*', 'type', ARGV[3], 'data', ARGV[4])
+"""
+
 # Compare-and-set of a record no executor leases (an ended run's), its expiry kept.
 _REPLACE = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -135,8 +146,13 @@ return 1
 """
 
 # A script is all or nothing like MULTI/EXEC (also in the AOF), and checks the token first.
+# ARGV[7], ARGV[8]: an event written just before the terminal one (answer.completed),
+# when given: the end of a run is one round trip.
 _FINISH = """
 if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return false end
+if ARGV[7] then
+  redis.call('XADD', KEYS[3], '*', 'type', ARGV[7], 'data', ARGV[8])
+end
 redis.call('SET', KEYS[2], ARGV[2], 'EX', tonumber(ARGV[3]))
 local id = redis.call('XADD', KEYS[3], '*', 'type', ARGV[4], 'data', ARGV[5])
 redis.call('EXPIRE', KEYS[3], tonumber(ARGV[6]))
@@ -185,6 +201,8 @@ class QueuedRun(NamedTuple):
 class Created:
     run_id: str
     created: bool  # False: an earlier run with the same idempotency key
+    # The record as stored, when this call created it (no need to read it back).
+    record: RunRecord | None = None
 
 
 class RunStore:
@@ -198,6 +216,7 @@ class RunStore:
         self._append = client.register_script(_APPEND)
         self._append_checking = client.register_script(_APPEND_CHECKING)
         self._save = client.register_script(_SAVE)
+        self._save_append = client.register_script(_SAVE_APPEND)
         self._finish = client.register_script(_FINISH)
         self._replace = client.register_script(_REPLACE)
 
@@ -259,7 +278,7 @@ class RunStore:
         )
         flag, payload = int(result[0]), _text(result[1])
         if flag == 1:
-            return Created(run_id=record.id, created=True)
+            return Created(run_id=record.id, created=True, record=record)
         if flag == 2:
             raise QueueFull(int(payload), QUEUE_FULL_RETRY_AFTER_S)
         earlier = json.loads(payload)
@@ -270,6 +289,35 @@ class RunStore:
     async def get(self, run_id: str) -> RunRecord | None:
         raw = await self._r.get(run_key(run_id))
         return None if raw is None else RunRecord.model_validate_json(raw)
+
+    async def get_checking_cancel(self, run_id: str) -> tuple[RunRecord | None, bool]:
+        """The record and whether the run's cancel flag is set: what an executor reads
+        first, in one round trip."""
+        async with self._r.pipeline(transaction=False) as pipe:
+            pipe.get(run_key(run_id))
+            pipe.exists(cancel_key(run_id))
+            raw, cancelled = await pipe.execute()
+        return (None if raw is None else RunRecord.model_validate_json(raw)), bool(cancelled)
+
+    async def get_with_events(
+        self, run_id: str, cursor: str | None
+    ) -> tuple[RunRecord | None, str]:
+        """The record, and the state of its events as a stream opening needs it, in one
+        round trip: with a cursor, ``event_state``'s answer for it; without, 'present'
+        or 'expired'."""
+        async with self._r.pipeline(transaction=False) as pipe:
+            pipe.get(run_key(run_id))
+            pipe.exists(events_key(run_id))
+            if cursor:
+                pipe.xrange(events_key(run_id), min=cursor, max=cursor, count=1)
+            replies: list[Any] = await pipe.execute()
+        raw, exists = replies[0], bool(replies[1])
+        record = None if raw is None else RunRecord.model_validate_json(raw)
+        if cursor and replies[2]:
+            return record, "present"
+        if cursor and exists:
+            return record, "unknown"
+        return record, "present" if exists else "expired"
 
     async def acquire(self, consumer: str, entry_id: str, run_id: str) -> int | None:
         """A new lease token for the run, while ``consumer`` holds its queue entry; else None."""
@@ -286,6 +334,17 @@ class RunStore:
         )
         if saved is None:
             raise LeaseLost(record.id)
+
+    async def save_and_append(self, record: RunRecord, event: RunEvent, *, token: int) -> str:
+        """``save`` then ``append``, in one script (one round trip)."""
+        record.updated_at_ms = now_ms()
+        event_id = await self._save_append(
+            keys=[lease_key(record.id), run_key(record.id), events_key(record.id)],
+            args=[token, record.model_dump_json(), event.TYPE.value, event.data()],
+        )
+        if event_id is None:
+            raise LeaseLost(record.id)
+        return _text(event_id)
 
     async def save_detached(self, record: RunRecord, *, ttl_s: int) -> None:
         """Store a record that no executor leases (a shadow run's, written once at its end)."""
@@ -322,9 +381,17 @@ class RunStore:
         The executor streams every answer delta this way: it checked the flag after
         each one anyway, and the profile had that check as its own round trip.
         """
+        return await self.append_all_checking_cancel(run_id, [event], token=token)
+
+    async def append_all_checking_cancel(
+        self, run_id: str, events: Sequence[RunEvent], *, token: int
+    ) -> bool:
+        """``append_checking_cancel`` for several events, in order, in one script."""
+        args: list[str | int] = [token]
+        for event in events:
+            args += [event.TYPE.value, event.data()]
         cancelled = await self._append_checking(
-            keys=[lease_key(run_id), events_key(run_id), cancel_key(run_id)],
-            args=[token, event.TYPE.value, event.data()],
+            keys=[lease_key(run_id), events_key(run_id), cancel_key(run_id)], args=args
         )
         if cancelled is None:
             raise LeaseLost(run_id)
@@ -338,8 +405,10 @@ class RunStore:
         token: int,
         record_ttl_s: int,
         event_ttl_s: int,
+        preceding: RunEvent | None = None,
     ) -> str:
-        """Save the final record and append the terminal event in one script.
+        """Save the final record and append the terminal event in one script (after
+        ``preceding``, when given).
 
         Two separate writes left a window: an executor (or Redis) dying between
         them left a record that says finished over a log without its terminal
@@ -356,6 +425,7 @@ class RunStore:
                 event.TYPE.value,
                 event.data(),
                 event_ttl_s,
+                *([] if preceding is None else [preceding.TYPE.value, preceding.data()]),
             ],
         )
         if event_id is None:

@@ -168,7 +168,16 @@ async def owned_run(store: SubmitStore, caller: Principal, run_id: str) -> RunRe
 
     Another tenant's run answers exactly like a missing one, so ids leak nothing.
     """
-    record = await store.get(run_id) if RUN_ID.match(run_id) else None
+    return owned(await store.get(run_id) if is_run_id(run_id) else None, caller, run_id)
+
+
+def is_run_id(run_id: str) -> bool:
+    """Whether ``run_id`` has the form of one (anything else is not looked up)."""
+    return RUN_ID.match(run_id) is not None
+
+
+def owned(record: RunRecord | None, caller: Principal, run_id: str) -> RunRecord:
+    """``owned_run``'s test on a record already read: it, or RunNotFound."""
     if record is None or record.tenant != caller.tenant or record.key_id != caller.key_id:
         raise RunNotFound(run_id)
     if caller.kind == "widget" and record.origin != caller.origin:

@@ -35,6 +35,8 @@ class FakeStore:
         self.on_append: Callable[[str, RunEvent], None] = lambda run_id, event: None
         # The lease token that may write each run; a run not in it takes any token.
         self.tokens: dict[str, int] = {}
+        # The events of each batched write (append_all_checking_cancel), in order.
+        self.writes: list[list[str]] = []
 
     async def create(
         self,
@@ -53,11 +55,14 @@ class FakeStore:
             self._idem[f"{record.key_id}:{idempotency_key}"] = (record.id, fingerprint)
         self.records[record.id] = record.model_copy(deep=True)
         self._add(record.id, RunAcceptedEvent(run_id=record.id, question=record.question))
-        return Created(run_id=record.id, created=True)
+        return Created(run_id=record.id, created=True, record=record.model_copy(deep=True))
 
     async def get(self, run_id: str) -> RunRecord | None:
         record = self.records.get(run_id)
         return None if record is None else record.model_copy(deep=True)
+
+    async def get_checking_cancel(self, run_id: str) -> tuple[RunRecord | None, bool]:
+        return await self.get(run_id), run_id in self.cancelled
 
     def _fence(self, run_id: str, token: int) -> None:
         if self.tokens.get(run_id, token) != token:
@@ -96,6 +101,18 @@ class FakeStore:
         await self.append(run_id, event, token=token)
         return run_id in self.cancelled
 
+    async def append_all_checking_cancel(
+        self, run_id: str, events: Sequence[RunEvent], *, token: int
+    ) -> bool:
+        self.writes.append([e.TYPE.value for e in events])
+        for event in events:
+            await self.append(run_id, event, token=token)
+        return run_id in self.cancelled
+
+    async def save_and_append(self, record: RunRecord, event: RunEvent, *, token: int) -> str:
+        await self.save(record, token=token)
+        return await self.append(record.id, event, token=token)
+
     async def finish(
         self,
         record: RunRecord,
@@ -104,8 +121,12 @@ class FakeStore:
         token: int,
         record_ttl_s: int,
         event_ttl_s: int,
+        preceding: RunEvent | None = None,
     ) -> str:
         self._fence(record.id, token)
+        if preceding is not None:
+            self._add(record.id, preceding)
+            self.on_append(record.id, preceding)
         self.records[record.id] = record.model_copy(deep=True)
         return self._add(record.id, event)
 

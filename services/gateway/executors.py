@@ -1,0 +1,51 @@
+"""``python -m services.gateway.executors``: execute runs from the queue, serve no HTTP.
+
+With ``RAGWAY_RUN_EXECUTORS=false`` a gateway process only serves the API and its
+streams; processes of this module take the runs from the same Redis queue (a consumer
+each, leases and takeover as any gateway replica's executor, runs/queue.py). Thousands
+of streams on a gateway's event loop then cannot delay the runs they watch, and the
+runs cannot delay the streams. It is the gateway's own lifespan (the run store, the
+backends' clients, paths and the executor), without the server, until SIGTERM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+
+from ragway import logs, telemetry
+from services.gateway.main import create_app
+from services.gateway.settings import GatewaySettings
+
+log = logging.getLogger(__name__)
+READY = "run executors ready"  # the launcher waits for this line
+
+
+async def serve(settings: GatewaySettings) -> None:
+    app = create_app(settings, with_executor=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    async with app.router.lifespan_context(app):
+        log.info(READY, extra={"concurrency": settings.executor_concurrency})
+        await stop.wait()
+    # Leaving the lifespan finished the runs this process held (as a gateway's does).
+
+
+def main() -> int:
+    settings = GatewaySettings()
+    logs.configure("gateway-executors", settings.log_level, settings.log_format)
+    try:
+        telemetry.configure("ragway-gateway")
+        asyncio.run(serve(settings))
+    except (FileNotFoundError, ValueError) as exc:
+        sys.stderr.write(f"gateway executors: {exc}\n")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
