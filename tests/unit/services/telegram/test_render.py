@@ -68,7 +68,7 @@ def test_the_streaming_preview_fits_one_message() -> None:
 
 
 def test_a_pages_escaped_bracket_is_shown_as_the_page_wrote_it() -> None:
-    answer = {"answer": 'Send "steps": \\[5, 25, 50] to the API. [1]', "citations": []}
-    [message] = final_messages(answer)
+    text = 'Send "steps": \\[5, 25, 50] to the API. [1]'
+    [message] = final_messages({"answer": text, "citations": []})
     assert '"steps": [5, 25, 50] to the API. [1]' in html.unescape(message)
-    assert "\\[" not in message and "\\[" not in preview(answer["answer"])
+    assert "\\[" not in message and "\\[" not in preview(text)
