@@ -142,12 +142,14 @@ train-answerability: $(STAMP) ## Refit the refusal decision on the tuning QA set
 .PHONY: eval-answers
 eval-answers: $(STAMP) ## The demo and help-centre QA sets through the API (tuning and held-out parts)
 	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml
+	$(BIN)/ragway eval answers --qa eval/demo-qa-heldout.yaml
 	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-tuning.yaml
 	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-heldout.yaml
 
 .PHONY: eval-gate
 eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture retrieval, gated
 	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml --output var/eval/gate/answers
+	$(BIN)/ragway eval answers --qa eval/demo-qa-heldout.yaml --output var/eval/gate/answers-heldout
 	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-tuning.yaml --output var/eval/gate/helpcentre-tuning
 	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-heldout.yaml --output var/eval/gate/helpcentre-heldout
 	$(BIN)/ragway eval retrieval --dataset tests/fixtures/beir-tiny --split all \

@@ -165,13 +165,16 @@ def test_qa_files_are_validated(tmp_path: Path) -> None:
         load_qa(bad)
 
 
-def test_the_shipped_demo_qa_set_loads() -> None:
-    qa = load_qa(ROOT / "eval" / "demo-qa.yaml")
-    assert len(qa.items) >= 60
-    segments = {i.segment for i in qa.items}
-    for needed in ("exact", "paraphrase", "typo", "keyword", "identifier", "unanswerable",
-                   "forbidden", "deprecated-trap"):  # fmt: skip
-        assert needed in segments
+def test_the_shipped_demo_qa_set_loads_as_a_tuning_and_a_held_out_part() -> None:
+    tuning = load_qa(ROOT / "eval" / "demo-qa.yaml")
+    heldout = load_qa(ROOT / "eval" / "demo-qa-heldout.yaml")
+    assert len(tuning.items) + len(heldout.items) >= 60
+    assert not {i.id for i in tuning.items} & {i.id for i in heldout.items}
+    for part in (tuning, heldout):
+        segments = {i.segment for i in part.items}
+        for needed in ("exact", "paraphrase", "typo", "keyword", "identifier", "unanswerable",
+                       "forbidden", "deprecated-trap"):  # fmt: skip
+            assert needed in segments
 
 
 def test_an_answer_to_a_question_that_must_be_refused_is_flagged() -> None:
