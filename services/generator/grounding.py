@@ -40,10 +40,8 @@ _END = re.compile(
     r"|[ \t]*\n(?=\s*[^\s\[]))"
 )
 
-
-def citations(text: str) -> list[int]:
-    """The passage numbers cited in ``text``, in order of first citation."""
-    return cited(text)
+# The passage numbers cited in a text, in order of first citation (ragway/citations.py).
+citations = cited
 
 
 def numbers(text: str) -> set[str]:
