@@ -381,6 +381,12 @@ class RunExecutor:
         else:
             assert record.error is not None
             event = RunFailed(error=record.error)
+        # The turn goes first: a client that reads the terminal event may ask its
+        # follow-up at once, on any replica, and this process may die right after the
+        # final write; a turn written after it was lost then, and the follow-up was
+        # searched without its subject. Appending is once per run id, so a run that
+        # another executor finishes after a crash here still adds one turn.
+        await self._add_turn(record)
         # Record and terminal event together, or neither (store.finish says why).
         await self._store.finish(
             record,
@@ -391,7 +397,6 @@ class RunExecutor:
             preceding=preceding,
         )
         metrics.observe_run(record)
-        await self._add_turn(record)
         # After the final write and the turn, which put back what the executor held: a
         # redaction that came meanwhile is applied again (ragway/redaction.py).
         if record.sources:
@@ -433,7 +438,7 @@ class RunExecutor:
             answer=record.answer or "",
             refused=bool(record.refused),
             source_ids=[c.source_id for c in record.citations],
-            at_ms=record.updated_at_ms,
+            at_ms=now_ms(),
         )
         added = await self._conversations.append(
             record.conversation_id, turn, self._settings.conversation_ttl_s

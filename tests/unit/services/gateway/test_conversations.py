@@ -126,3 +126,20 @@ def test_a_run_delivered_twice_adds_one_turn() -> None:
     executor = RunExecutor(store, FakeBackends(), SETTINGS, conversations=conversations)
     asyncio.run(executor.execute(record.id, 1))
     assert len(conversations.turn_lists[record.conversation_id or ""]) == 1
+
+
+def test_the_turn_is_written_before_the_terminal_event() -> None:
+    # A client reads the terminal event and may ask its follow-up at once, on another
+    # replica, while this one dies: a turn written after the final write was lost then
+    # (CI, 2026-12-02: the follow-up was searched without its subject).
+    store, conversations = FakeStore(), FakeConversations()
+    turns_at_finish: list[int] = []
+    finish = store.finish
+
+    async def finish_seeing_turns(record: RunRecord, *args: object, **kwargs: object) -> str:
+        turns_at_finish.append(len(conversations.turn_lists[record.conversation_id or ""]))
+        return await finish(record, *args, **kwargs)  # type: ignore[arg-type]
+
+    store.finish = finish_seeing_turns  # type: ignore[method-assign]
+    ask(store, conversations, FIRST)
+    assert turns_at_finish == [1]
