@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
-"""Sanity checks for the helpcentre fixture (no ragway code involved)."""
+"""Sanity checks for a help-centre style QA fixture (no ragway code involved).
+
+Usage: check.py [FIXTURE_DIR]. Without an argument it checks the fixture it sits in
+(eval/helpcentre); e.g. ``python3 eval/helpcentre/check.py eval/supportdesk`` checks
+another fixture laid out the same way (kb/<tenant>/*.md, api-keys.yaml,
+qa-tuning.yaml, qa-heldout.yaml).
+"""
 import collections, glob, hashlib, os, re, sys
 import yaml
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
 norm = lambda s: re.sub(r"\s+", " ", s).strip().lower()
 errors = []
 
@@ -26,9 +32,22 @@ for path in sorted(glob.glob(os.path.join(HERE, "kb", "*", "*.md"))):
 deprecated = {d for d, (m, _) in docs.items() if m.get("status") == "deprecated"}
 
 keys = yaml.safe_load(open(os.path.join(HERE, "api-keys.yaml")))["keys"]
-for k in keys:
-    if hashlib.sha256(f"hc-{k['id']}-key".encode()).hexdigest() != k["sha256"]:
-        errors.append(f"api key {k['id']}: sha256 mismatch")
+by_hash = {k["sha256"]: k for k in keys}
+used_keys = set()
+
+def check_callers(name, callers):
+    """Every caller's plain key hashes to a key of the caller's tenant, with the
+    staff group exactly when the caller is a -staff caller."""
+    for caller, plain in callers.items():
+        k = by_hash.get(hashlib.sha256(plain.encode()).hexdigest())
+        if k is None:
+            errors.append(f"{name}: caller {caller}: sha256 of its key is not in api-keys.yaml")
+            continue
+        used_keys.add(k["id"])
+        if k["tenant"] != caller.split("-")[0]:
+            errors.append(f"{name}: caller {caller}: key {k['id']} is for tenant {k['tenant']}")
+        if ("staff" in k["groups"]) != caller.endswith("-staff"):
+            errors.append(f"{name}: caller {caller}: key {k['id']} has groups {k['groups']}")
 
 def check_fact(item_id, fact, sources):
     for s in sources:
@@ -44,6 +63,7 @@ ids, counts = set(), {}
 for name in ("qa-tuning.yaml", "qa-heldout.yaml"):
     data = yaml.safe_load(open(os.path.join(HERE, name), encoding="utf-8"))
     callers = data["callers"]
+    check_callers(name, callers)
     for d in data["deprecated_documents"]:
         if d not in deprecated:
             errors.append(f"{name}: {d} is not a deprecated page")
@@ -84,6 +104,10 @@ for name in ("qa-tuning.yaml", "qa-heldout.yaml"):
                 print(f"warning: {iid}: trap {it['trap']!r} also occurs in a current gold page")
         if "forbidden_text" in it and not any(norm(it["forbidden_text"]) in docs[s][1] for s in it["sources"]):
             errors.append(f"{iid}: forbidden_text not on its gold page")
+
+for k in keys:
+    if k["id"] not in used_keys:
+        errors.append(f"api key {k['id']}: no caller's key hashes to it")
 
 segs = sorted(set().union(*counts.values()))
 print(f"{'segment':18}{'tuning':>8}{'heldout':>9}{'total':>7}")

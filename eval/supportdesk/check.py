@@ -1,0 +1,7 @@
+#!/usr/bin/env python3
+"""Sanity checks for the supportdesk fixture: runs eval/helpcentre/check.py on this folder."""
+import os, runpy, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.argv = [sys.argv[0], HERE]
+runpy.run_path(os.path.join(HERE, "..", "helpcentre", "check.py"), run_name="__main__")
