@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
+from ragway import spelling
 from ragway.citations import escape_literals
 from ragway.embedding import Embedder
 from ragway.question import (
@@ -273,6 +274,7 @@ class ExtractiveGenerator:
         candidates = [(p, u) for p in passages for u in self._passage_units(p)]
         if not candidates:
             return []
+        question = repaired(question, passages)
         question_parts = parts(question)
         unit_vectors = self._unit_vectors(candidates)
         part_vectors = self._embedder.embed([q.text for q in question_parts])
@@ -427,6 +429,7 @@ class ExtractiveGenerator:
         """The shape of the evidence for the question's best-supported part."""
         if not scored:
             return Evidence(support=0.0, margin=0.0, missing=1.0)
+        question = repaired(question, passages)
         best = scored[0]
         # The runner-up is the best unit of another passage that says something
         # else: a knowledge base that states a fact on two pages (a table and an
@@ -620,6 +623,18 @@ class ExtractiveGenerator:
         )
 
 
+def repaired(question: str, passages: Sequence[Passage]) -> str:
+    """The question with its misspelt words spelt as the passages spell them
+    (ragway/spelling.py): scored and weighed as the user meant it."""
+    return spelling.repair(question, _vocabulary(tuple(p.text for p in passages)))
+
+
+@functools.lru_cache(maxsize=512)
+def _vocabulary(texts: tuple[str, ...]) -> dict[str, int]:
+    # score() and evidence() read the same passages: counted once.
+    return spelling.vocabulary(texts)
+
+
 def with_word_usage(event: GenerationEvent, request: GenerationRequest) -> GenerationEvent:
     """A final with its usage in words: no model tokenizer reads the passages here.
 
@@ -652,6 +667,9 @@ def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:
         # header is the entity ("Business"), the row key the attribute.
         return u.row_text(asked or None)
     if u.kind == "item" and u.key and len(words(u.key)) <= 25:
+        return f"{u.key} {u.text}"
+    if u.kind == "sentence" and u.key:
+        # A sentence that leans on the one before it is quoted with it (ragway/units.py).
         return f"{u.key} {u.text}"
     if u.kind == "code" and u.key:
         return f"{u.key} {u.text}"

@@ -498,3 +498,53 @@ def test_a_plan_the_table_does_not_have_is_a_missing_name() -> None:
     assert GEN.answerability is not None
     assert GEN.answerability.probability(team) < GEN.answerability.probability(starter)
     assert "“Team”" in GEN.answerability.reason(team)
+
+
+OPS = [
+    Passage(
+        1,
+        "operations#ports",
+        "operations",
+        "Operations",
+        "Ports",
+        "The gateway serves HTTP on port 8000. The retriever listens for gRPC on port 7101, "
+        "and the generator on port 7102.",
+    ),
+    Passage(
+        2,
+        "knowledge-base#ids",
+        "knowledge-base",
+        "Knowledge base",
+        "Chunk ids",
+        "Every chunk id is built from the document id and the slug of the heading path, "
+        "so an id stays the same when a page is loaded again.",
+    ),
+]
+
+
+def test_a_misspelt_question_is_answered_as_the_user_meant_it() -> None:
+    # Refused before: "chunck", "bulit" and "genrator" were the rarest terms of the
+    # question, in no passage, so coverage never counted them.
+    ids = answer_of("how are chunck ids bulit?", OPS)
+    assert ids.verdict is Verdict.GROUNDED, ids.refusal_detail
+    assert "slug of the heading path" in ids.answer
+    port = answer_of("wich port dose the genrator use", OPS)
+    assert port.verdict is Verdict.GROUNDED, port.refusal_detail
+    assert "7102" in port.answer
+
+
+def test_a_sentence_that_leans_on_the_one_before_is_answered_with_it() -> None:
+    zones = Passage(
+        1,
+        "delivery-zones#faq",
+        "delivery-zones",
+        "Delivery zones",
+        "FAQ",
+        "**Do you ship to PO boxes?**\n"
+        "Only USPS and Royal Mail deliver to PO boxes. Other carriers reject the label with "
+        "error\n`PCL-2207`.\n",
+    )
+    final = answer_of("The API rejected my label with PCL-2207. What's wrong?", [zones, PLANS])
+    assert final.verdict is Verdict.GROUNDED, final.refusal_detail
+    # Before, the answer was "Other carriers reject the label with error PCL-2207." alone.
+    assert "PO boxes" in final.answer and "PCL-2207" in final.answer

@@ -1,0 +1,140 @@
+"""Misspelt question words repaired from the evidence's own vocabulary.
+
+A chat user types "which port does the retreiver lisen on?". The words that carry
+the question ("retreiver", "lisen") are in no passage, so term coverage counts
+them as the rarest terms of all and never covered, and the embedding model reads
+them as unknown word pieces: the unit that answers ("The retriever listens on
+port 7101") loses support to any unit sharing the correctly spelt words.
+
+``repair`` replaces each such word with the passage word it is closest to, when
+one is within one edit (two for words of seven letters or more), the same budget
+that already lets a misspelt word count as present when the evidence is weighed.
+It only ever substitutes words the passages themselves use, so it cannot add a
+topic the evidence does not have. It leaves alone what is not a misspelling:
+words the passages know, real English words they do not use ("longest" is not
+"largest" misspelt: a word that is a whole word of the embedding model's
+vocabulary is taken as spelt on purpose), short words, numbers and identifiers ("LM-7002" is
+another identifier, not "LM-6001" misspelt), and capitalised words inside the
+question, which are names ("Premium", "Team"): a name the pages do not know must
+stay unknown, so that the question is refused.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Container, Iterable
+
+from ragway.embedding import default_tokenizer
+from ragway.text import STOPWORDS, stem
+
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-_.'][A-Za-z0-9]+)*")
+_ALPHA = re.compile(r"^[a-z]+$")
+# Shorter words are too often another real word one edit away ("pics", "pins").
+MIN_LENGTH = 5
+
+
+def vocabulary(texts: Iterable[str]) -> dict[str, int]:
+    """The lower-case words of the texts, with how often each occurs."""
+    counts: dict[str, int] = {}
+    for text in texts:
+        for word in _TOKEN.findall(text.lower()):
+            if _ALPHA.match(word):
+                counts[word] = counts.get(word, 0) + 1
+    return counts
+
+
+@functools.cache
+def english_words() -> frozenset[str]:
+    """The whole words of the embedding model's WordPiece vocabulary (~20,000 common
+    English words): a question word among them is no misspelling."""
+    with default_tokenizer().open(encoding="utf-8") as f:
+        vocab: dict[str, int] = json.load(f)["model"]["vocab"]
+    return frozenset(w for w in vocab if _ALPHA.match(w))
+
+
+def repair(question: str, known: dict[str, int], dictionary: Container[str] | None = None) -> str:
+    """The question with its misspelt words replaced by the closest known word.
+
+    ``dictionary``: words that are spelt right even where no passage uses them
+    (default: ``english_words()``).
+    """
+    real = english_words() if dictionary is None else dictionary
+    forms = {w: (count, stem(w)) for w, count in known.items()}
+    stems = frozenset(s for _, s in forms.values())
+    out: list[str] = []
+    last = 0
+    for m in _TOKEN.finditer(question):
+        word = m.group(0)
+        fixed = (
+            _closest(word, forms, stems)
+            if _repairable(word, m.start(), question) and word.lower() not in real
+            else None
+        )
+        out.append(question[last : m.start()])
+        out.append(word if fixed is None else _same_case(word, fixed))
+        last = m.end()
+    out.append(question[last:])
+    return "".join(out)
+
+
+def _repairable(word: str, start: int, question: str) -> bool:
+    lower = word.lower()
+    if len(lower) < MIN_LENGTH or not _ALPHA.match(lower) or lower in STOPWORDS:
+        return False
+    # A capitalised word inside the question is a name, kept as the user wrote it.
+    return not (word[0].isupper() and question[:start].strip() != "")
+
+
+def _closest(word: str, forms: dict[str, tuple[int, str]], stems: frozenset[str]) -> str | None:
+    """The known word nearest ``word``; ``forms`` maps each known word to its count
+    and stem."""
+    lower = word.lower()
+    if lower in forms or stem(lower) in stems:
+        return None
+    budget = 1 if len(lower) < 7 else 2
+    best: tuple[int, int, str] | None = None
+    for candidate, (count, candidate_stem) in forms.items():
+        if len(candidate) < MIN_LENGTH or abs(len(candidate) - len(lower)) > budget + 2:
+            continue
+        # Against the word and its stem: "lisen" is one edit from "listen", the stem
+        # of the passage's "listens".
+        distances = [
+            d
+            for form in {candidate, candidate_stem}
+            if abs(len(form) - len(lower)) <= budget
+            and (d := edit_distance(lower, form, budget)) is not None
+        ]
+        if not distances:
+            continue
+        # The nearest; among equally near words, the one the passages use most.
+        key = (min(distances), -count, candidate)
+        if best is None or key < best:
+            best = key
+    return None if best is None else best[2]
+
+
+def _same_case(original: str, fixed: str) -> str:
+    return fixed.capitalize() if original[:1].isupper() else fixed
+
+
+def edit_distance(a: str, b: str, budget: int) -> int | None:
+    """The edit distance of ``a`` and ``b`` when at most ``budget``, else None.
+
+    Two swapped neighbours count as one edit ("bulit", "built"), the commonest
+    slip of a typist (optimal string alignment). The programme stops as soon as
+    every cell of a row is over the budget.
+    """
+    before: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, start=1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > budget:
+            return None
+        before, previous = previous, current
+    return previous[-1] if previous[-1] <= budget else None

@@ -1,0 +1,62 @@
+"""Misspelt question words spelt as the evidence spells them, and nothing else touched."""
+
+from __future__ import annotations
+
+from ragway.spelling import edit_distance, english_words, repair, vocabulary
+
+PAGES = vocabulary(
+    [
+        "The retriever listens on port 7101. Chunk ids are built from the slug of the",
+        "heading path. Deleted files stay in the trash for 30 days on the Business plan.",
+        "Bandwidth for an audio-only call is about 100 kbps.",
+    ]
+)
+
+
+def test_misspelt_words_take_the_passages_spelling() -> None:
+    assert repair("Which port does the retreiver lisen on?", PAGES) == (
+        "Which port does the retriever listens on?"
+    )
+    assert repair("how are chunck ids bulit?", PAGES) == "how are chunk ids built?"
+    assert repair("audio only call how much bandwith", PAGES) == (
+        "audio only call how much bandwidth"
+    )
+
+
+def test_real_words_names_identifiers_and_short_words_stay() -> None:
+    # "longest" is a word of its own, not "largest" misspelt, whatever the pages say.
+    pages = vocabulary(["The largest upload is 2 GB. Files in LM-6001 are kept."])
+    assert repair("what's the longest we can keep files", pages) == (
+        "what's the longest we can keep files"
+    )
+    # A name the pages do not know stays unknown, so that the question can be refused.
+    assert repair("How much is the Premiun plan?", vocabulary(["The Premium plan is $9."])) == (
+        "How much is the Premiun plan?"
+    )
+    # An identifier one character off is another identifier.
+    assert repair("What does LM-7002 mean?", pages) == "What does LM-7002 mean?"
+    # Short words are too often another real word one edit away.
+    assert repair("do pics get compressed", vocabulary(["Pins get compressed."])) == (
+        "do pics get compressed"
+    )
+
+
+def test_a_word_too_far_from_every_passage_word_stays() -> None:
+    assert repair("where are whiteboards kept?", PAGES) == "where are whiteboards kept?"
+
+
+def test_a_repaired_word_keeps_its_capital_at_the_start() -> None:
+    assert repair("Bandwith of an audio call?", PAGES) == "Bandwidth of an audio call?"
+
+
+def test_edit_distance_counts_a_swap_as_one_edit_and_stops_past_the_budget() -> None:
+    assert edit_distance("bulit", "built", 1) == 1
+    assert edit_distance("retreiver", "retriever", 2) == 1
+    assert edit_distance("trash", "trash", 0) == 0
+    assert edit_distance("trash", "crush", 1) is None
+
+
+def test_the_dictionary_is_the_embedding_models_whole_words() -> None:
+    words = english_words()
+    assert {"longest", "connector", "gesture"} <= words
+    assert not {"verison", "bandwith", "retreiver"} & words
