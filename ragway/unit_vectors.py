@@ -45,9 +45,7 @@ def embedding_text(title: str, section: str, unit: Unit) -> str:
     stream?" far better than the sentence alone.
     """
     head = section or title
-    if unit.kind == "sentence":
-        return f"{head}: {unit.text}"
-    return f"{head}: {unit.context} {unit.text}".strip()
+    return f"{head}: {unit.context} {unit.text}".replace("  ", " ").strip()
 
 
 def unit_texts(title: str, section: str, text: str) -> list[str]:

@@ -51,16 +51,26 @@ def plain(text: str) -> str:
 
     ``**10 codes**`` → ``10 codes``, ``[the console](https://…)`` → ``the console``,
     ``\u0060sso.enforce\u0060`` → ``sso.enforce``. The words and numbers stay exactly
-    as written, so the grounding checks still find every one in the passage.
+    as written, so the grounding checks still find every one in the passage. Inline
+    code is kept verbatim, whatever it holds: ``\u0060--carrier <code> --on\u0060``
+    is a command with a placeholder, not an HTML tag, and ``\u0060__init__\u0060`` is
+    no emphasis.
     """
+    pieces = _CODE.split(text)  # text, code, text, code, …, text
+    out = [
+        piece.replace("\\|", "|") if i % 2 else _plain_prose(piece)
+        for i, piece in enumerate(pieces)
+    ]
+    return " ".join("".join(out).split())
+
+
+def _plain_prose(text: str) -> str:
     text = _LINK.sub(r"\1", text)
-    text = _CODE.sub(r"\1", text)
     for _ in range(2):  # nested emphasis: ***x*** or **_x_**
         text = _EMPHASIS.sub(r"\2", text)
         text = _ITALIC.sub(r"\2", text)
     text = _HTML_TAG.sub("", text)
-    text = text.replace("\\|", "|")
-    return " ".join(text.split())
+    return text.replace("\\|", "|")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,17 +131,19 @@ def units(text: str) -> list[Unit]:
     out: list[Unit] = []
     blocks = _blocks(text)
     lead_in = ""
+    asked = ""  # an FAQ's question, alone in its paragraph, for the paragraph after it
     for kind, lines in blocks:
         if kind == "heading":
-            lead_in = ""
+            lead_in, asked = "", ""
             continue
         if kind == "paragraph" or kind == "quote":
             joined = plain(" ".join(_QUOTE.sub("", ln).strip() for ln in lines))
             sentences = split_sentences(joined)
-            for s in sentences:
-                out.append(Unit("sentence", len(out), s))
+            asked = _sentence_units(sentences, asked, out)
             lead_in = sentences[-1] if sentences else ""
-        elif kind == "list":
+            continue
+        asked = ""
+        if kind == "list":
             _list_units(lines, lead_in, out)
             lead_in = ""
         elif kind == "table":
@@ -144,6 +156,37 @@ def units(text: str) -> list[Unit]:
                     out.append(Unit("code", len(out), line, context=lead_in, key=lead_in))
             lead_in = ""
     return out
+
+
+# A sentence that leans on the one before it: "Other carriers reject the label with
+# error PCL-2207." says which carriers only with "Only USPS and Royal Mail deliver to
+# PO boxes." before it.
+_LEANS_BACK = re.compile(
+    r"^(?:this|that|these|those|it|its|they|their|them|other|others|such|both|neither|"
+    r"otherwise|instead|however|then|if so|if not|in that case|in this case)\b",
+    re.I,
+)
+
+
+def _sentence_units(sentences: list[str], asked: str, out: list[Unit]) -> str:
+    """A paragraph's sentences as units; the question it leaves for the next paragraph.
+
+    A question is not an answer: an FAQ's "Do you ship to PO boxes?" (or a quoted
+    customer's question) is read with the sentences that answer it, as their
+    context, and is not a unit of its own. A sentence that leans on the one
+    before it quotes that one too (``key``), so it stands on its own.
+    """
+    previous = ""
+    for sentence in sentences:
+        if sentence.endswith("?"):
+            asked, previous = sentence, ""
+            continue
+        lean = previous if previous and _LEANS_BACK.match(sentence) else ""
+        context = " ".join(t for t in (asked, lean) if t)
+        out.append(Unit("sentence", len(out), sentence, context=context, key=lean))
+        previous = sentence
+    # Only a question standing alone (an FAQ's bold question) carries over.
+    return asked if sentences and sentences[-1].endswith("?") else ""
 
 
 def _blocks(text: str) -> list[tuple[str, list[str]]]:

@@ -68,3 +68,40 @@ def test_abbreviations_do_not_end_a_sentence() -> None:
 def test_a_table_without_a_separator_still_gives_rows() -> None:
     rows = [u for u in units("| a | 1 |\n| b | 2 |") if u.kind == "row"]
     assert [r.key for r in rows] == ["a", "b"]
+
+
+def test_inline_code_is_kept_verbatim() -> None:
+    # "<code>" in a command is a placeholder, not an HTML tag; "__init__" no emphasis.
+    assert plain("Run `pclops carrier failover --carrier <code> --on` now.") == (
+        "Run pclops carrier failover --carrier <code> --on now."
+    )
+    assert plain("Edit `__init__.py` and <b>save</b> it.") == "Edit __init__.py and save it."
+
+
+def test_an_faq_question_is_the_context_of_its_answer_not_a_unit() -> None:
+    faq = (
+        "**Do you ship to PO boxes?**\n"
+        "Only USPS and Royal Mail deliver to PO boxes. Some carriers charge extra.\n\n"
+        "**Can I pay by card?**\n\n"
+        "Every plan can be paid by card.\n"
+    )
+    found = units(faq)
+    assert [u.text for u in found] == [
+        "Only USPS and Royal Mail deliver to PO boxes.",
+        "Some carriers charge extra.",
+        "Every plan can be paid by card.",
+    ]
+    assert found[0].context == "Do you ship to PO boxes?"
+    # A question alone in its paragraph is the context of the paragraph after it.
+    assert found[2].context == "Can I pay by card?"
+
+
+def test_a_sentence_that_leans_on_the_one_before_quotes_it() -> None:
+    text = (
+        "Only USPS and Royal Mail deliver to PO boxes. Other carriers reject the label "
+        "with error PCL-2207. Labels are billed when printed."
+    )
+    found = units(text)
+    assert found[1].key == "Only USPS and Royal Mail deliver to PO boxes."
+    assert found[1].context == found[1].key
+    assert found[2].key == ""  # stands on its own
