@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 UnitKind = Literal["sentence", "item", "row", "code"]
@@ -81,6 +81,9 @@ class Unit:
     context: str = ""  # lead-in, parent item or header line: read with the unit, not quoted
     key: str = ""  # a row's first cell, an item's lead-in
     cells: tuple[tuple[str, str], ...] = field(default=())  # a row's (header, cell) pairs
+    # The footnotes a row's marks point to ("pay day†" and "† Same-day runs are limited
+    # to $25,000 per run."): read with the row and quoted with it.
+    note: str = ""
 
     def row_text(self, columns: Sequence[int] | None = None) -> str:
         """A row as a sentence of its own cells: ``Business — Storage: 100 GB; Price: $12``.
@@ -155,6 +158,40 @@ def units(text: str) -> list[Unit]:
                 if line and not line.startswith("#"):
                     out.append(Unit("code", len(out), line, context=lead_in, key=lead_in))
             lead_in = ""
+    return _with_footnotes(out, _footnotes(blocks))
+
+
+# Marks that tie a table cell to a note under the table: "$34.75†", "Custom¹", "1,000*".
+_FOOTNOTE = re.compile(r"^(\\?\*|[†‡§¶]|[¹²³⁴⁵⁶⁷⁸⁹])\s*(\S.*)$")
+
+
+def _footnotes(blocks: list[tuple[str, list[str]]]) -> dict[str, str]:
+    """The passage's footnotes by their mark: paragraphs that start with one."""
+    notes: dict[str, str] = {}
+    for kind, lines in blocks:
+        if kind != "paragraph":
+            continue
+        m = _FOOTNOTE.match(plain(" ".join(ln.strip() for ln in lines)))
+        if m:
+            notes.setdefault(m.group(1).lstrip("\\"), m.group(2))
+    return notes
+
+
+def _with_footnotes(found: list[Unit], notes: dict[str, str]) -> list[Unit]:
+    """Rows with the footnotes their cells point to, as context and as ``note``."""
+    if not notes:
+        return found
+    out: list[Unit] = []
+    for u in found:
+        marked = [
+            note
+            for mark, note in notes.items()
+            if u.kind == "row" and any(mark in cell for _, cell in u.cells)
+        ]
+        if marked:
+            note = " ".join(marked)
+            u = replace(u, context=f"{u.context} {note}".strip(), note=note)
+        out.append(u)
     return out
 
 

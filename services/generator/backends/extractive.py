@@ -81,6 +81,8 @@ _ORDINAL = re.compile(
     r"\s+step\b|\bstep\s+(\d{1,2})\b",
     re.I,
 )
+# A footnote mark in a table cell (ragway/units.py reads the notes they point to).
+_MARK = re.compile(r"[*†‡§¶¹²³⁴⁵⁶⁷⁸⁹]")
 _ITEM_NUMBER = re.compile(r"^\d{1,3}[.)]\s+")
 # A hyphen between letters joins words ("first-response", "co-hosts"), not an
 # identifier ("NW-1190"): read as the words, so "first-response target" meets
@@ -665,7 +667,12 @@ def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:
             ]
         # A transposed table (features as rows, plans as columns): the column
         # header is the entity ("Business"), the row key the attribute.
-        return u.row_text(asked or None)
+        quoted = u.row_text(asked or None)
+        if u.note and _MARK.search(quoted):
+            # The footnote a quoted cell points to ("pay day†") says what the cell
+            # leaves out ("Same-day runs are limited to $25,000 per run").
+            quoted = f"{_sentence(quoted)} {u.note}"
+        return quoted
     if u.kind == "item" and u.key and len(words(u.key)) <= 25:
         return f"{u.key} {u.text}"
     if u.kind == "sentence" and u.key:

@@ -105,3 +105,20 @@ def test_a_sentence_that_leans_on_the_one_before_quotes_it() -> None:
     assert found[1].key == "Only USPS and Royal Mail deliver to PO boxes."
     assert found[1].context == found[1].key
     assert found[2].key == ""  # stands on its own
+
+
+def test_a_row_reads_the_footnote_its_cell_points_to() -> None:
+    page = (
+        "| Run type | Approve by |\n"
+        "|---|---|\n"
+        "| Standard | 5:00 p.m. ET, 2 business days before |\n"
+        "| Same-day | 10:00 a.m. ET on pay day† |\n"
+        "| Extra | 3 p.m.* |\n\n"
+        "† Same-day runs are limited to $25,000 per run.\n\n"
+        "\\* Only on Premium.\n"
+    )
+    rows = {u.key: u for u in units(page) if u.kind == "row"}
+    assert rows["Same-day"].note == "Same-day runs are limited to $25,000 per run."
+    assert "$25,000" in rows["Same-day"].context  # embedded and weighed with the row
+    assert rows["Extra"].note == "Only on Premium."
+    assert rows["Standard"].note == ""

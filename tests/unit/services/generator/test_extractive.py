@@ -548,3 +548,23 @@ def test_a_sentence_that_leans_on_the_one_before_is_answered_with_it() -> None:
     assert final.verdict is Verdict.GROUNDED, final.refusal_detail
     # Before, the answer was "Other carriers reject the label with error PCL-2207." alone.
     assert "PO boxes" in final.answer and "PCL-2207" in final.answer
+
+
+def test_a_row_is_quoted_with_the_footnote_its_cell_points_to() -> None:
+    deadlines = Passage(
+        1,
+        "payroll#deadlines",
+        "payroll",
+        "Payroll run deadlines",
+        "",
+        "| Run type | Approve by |\n"
+        "|---|---|\n"
+        "| Standard (2-day) | 5:00 p.m. ET, 2 business days before pay day |\n"
+        "| Same-day (off-cycle) | 10:00 a.m. ET on pay day† |\n\n"
+        "† Same-day runs are limited to $25,000 per run and are meant for final paychecks\n"
+        "and corrections, not for regular payroll.\n",
+    )
+    final = answer_of("What is the limit for a same-day off-cycle pay run?", [deadlines, PLANS])
+    assert final.verdict is Verdict.GROUNDED, final.refusal_detail
+    # One unit: the row and the note its "†" points to, not the note on its own.
+    assert "on pay day†. Same-day runs are limited to $25,000 per run" in final.answer
