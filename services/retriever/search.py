@@ -338,8 +338,8 @@ class HybridSearcher:
 
     def _fuse(self, lists: dict[str, list[Candidate]], parts_in_order: list[str]) -> list[Hit]:
         # Each query's sparse and dense lists are fused on their own; a multi-part
-        # question's rankings are then interleaved (whole, part 1, part 2, whole,
-        # …), so every part's best passages are near the top. Fusing all the lists
+        # question's rankings are then interleaved (whole, part 1, part 2, part 1,
+        # part 2, …), so every part's best passages are near the top. Fusing all the lists
         # at once would favour passages vaguely related to several parts over the
         # one passage that answers a part.
         rankings = [
@@ -355,9 +355,16 @@ class HybridSearcher:
         # best passages the whole question already took still gets its next one,
         # rather than losing its turn to a duplicate.
         cursors = [0] * len(rankings)
+        # After its first turn the whole question waits until the parts run dry: its
+        # lower hits are vaguely related to several parts, and a part's second or third
+        # passage is the likelier home of that part's answer.
+        waiting = {0} if len(rankings) > 1 else set()
+        first_round = True
         while True:
             took = False
             for i, ranking in enumerate(rankings):
+                if i in waiting and not first_round:
+                    continue
                 while cursors[i] < len(ranking) and ranking[cursors[i]].chunk.chunk_id in seen:
                     cursors[i] += 1
                 if cursors[i] == len(ranking):
@@ -374,8 +381,11 @@ class HybridSearcher:
                         dense=f.by_retriever.get("dense"),
                     )
                 )
+            first_round = False
             if not took:
-                return hits
+                if not waiting:
+                    return hits
+                waiting = set()  # the parts ran dry: the whole question's turn again
 
     async def _rerank(
         self,
