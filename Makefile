@@ -140,11 +140,13 @@ train-answerability: $(STAMP) ## Refit the refusal decision on the tuning QA set
 	$(BIN)/ragway train answerability
 
 .PHONY: eval-answers
-eval-answers: $(STAMP) ## The demo and help-centre QA sets through the API (tuning and held-out parts)
+eval-answers: $(STAMP) ## The demo and both help-centre QA sets through the API (tuning and held-out parts)
 	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml
 	$(BIN)/ragway eval answers --qa eval/demo-qa-heldout.yaml
 	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-tuning.yaml
 	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/supportdesk/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/supportdesk/qa-heldout.yaml
 
 .PHONY: eval-gate
 eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture retrieval, gated
@@ -152,6 +154,8 @@ eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture
 	$(BIN)/ragway eval answers --qa eval/demo-qa-heldout.yaml --output var/eval/gate/answers-heldout
 	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-tuning.yaml --output var/eval/gate/helpcentre-tuning
 	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-heldout.yaml --output var/eval/gate/helpcentre-heldout
+	$(BIN)/ragway eval answers --qa eval/supportdesk/qa-tuning.yaml --output var/eval/gate/supportdesk-tuning
+	$(BIN)/ragway eval answers --qa eval/supportdesk/qa-heldout.yaml --output var/eval/gate/supportdesk-heldout
 	$(BIN)/ragway eval retrieval --dataset tests/fixtures/beir-tiny --split all \
 	  --output var/eval/gate/retrieval
 	$(BIN)/ragway eval gate --config eval/gates.yaml

@@ -248,13 +248,18 @@ def answerability(
         float, typer.Option(min=0.0, max=0.5, help="Cross-validated false refusals allowed")
     ] = 0.05,
 ) -> None:
-    """Fit the refusal decision on QA sets' questions (default: the demo set and the
-    help-centre tuning part), with its threshold chosen by cross-validation."""
+    """Fit the refusal decision on QA sets' questions (default: the tuning parts of the
+    demo set and of both help-centre fixtures), with its threshold chosen by
+    cross-validation."""
     from ragway_tools.evaluation.qa import QAFileError, load_qa
     from ragway_tools.training import answerability as trainer
     from services.generator.backends.extractive import ExtractiveConfig
 
-    paths = qa or [Path("eval/demo-qa.yaml"), Path("eval/helpcentre/qa-tuning.yaml")]
+    paths = qa or [
+        Path("eval/demo-qa.yaml"),
+        Path("eval/helpcentre/qa-tuning.yaml"),
+        Path("eval/supportdesk/qa-tuning.yaml"),
+    ]
     held = [p for p in paths if "heldout" in p.name or "held-out" in p.name]
     if held:
         raise fail(f"{held[0]} is a held-out part: it may only be evaluated, never trained on")
