@@ -747,6 +747,17 @@ _NOT_ALLOWED = re.compile(
 _COUNT_TOKEN = re.compile(r"\d[\d,.]*|[A-Za-z][\w-]*|:")
 
 
+# "How many times can I type the wrong password" is answered by "5 failed password
+# attempts": a count of repetitions is said with any of these nouns.
+_REPETITIONS = frozenset(
+    stem(w) for w in ("times", "attempts", "tries", "retries", "failures", "occurrences")
+)
+
+
+def _same_count_noun(word_stem: str, noun_stem: str) -> bool:
+    return word_stem == noun_stem or (noun_stem in _REPETITIONS and word_stem in _REPETITIONS)
+
+
 def _counts(text: str, noun_stem: str) -> bool:
     """Whether ``text`` gives a number of the counted thing: "3 times", "12 recovery
     codes" (the noun within two words after the number) or "Max members: 2,000"."""
@@ -757,9 +768,13 @@ def _counts(text: str, noun_stem: str) -> bool:
         for word in tokens[i + 1 : i + 4]:
             if word[0].isdigit() or word == ":":
                 break
-            if stem(word.lower()) == noun_stem:
+            if _same_count_noun(stem(word.lower()), noun_stem):
                 return True
-        if i >= 2 and tokens[i - 1] == ":" and stem(tokens[i - 2].lower()) == noun_stem:
+        if (
+            i >= 2
+            and tokens[i - 1] == ":"
+            and _same_count_noun(stem(tokens[i - 2].lower()), noun_stem)
+        ):
             return True
     return False
 

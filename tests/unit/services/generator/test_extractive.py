@@ -10,7 +10,8 @@ import pytest
 
 from ragway.citations import unescape
 from ragway.embedding import OnnxMiniLMEmbedder
-from ragway.text import words
+from ragway.question import AnswerType
+from ragway.text import stem, words
 from ragway.unit_vectors import embed_chunks
 from ragway.units import units
 from services.generator.answerability import AnswerabilityModel, Evidence
@@ -27,6 +28,7 @@ from services.generator.backends.base import (
 from services.generator.backends.extractive import (
     ExtractiveConfig,
     ExtractiveGenerator,
+    _holds_asked,
     _unknown_rows,
     content_terms,
     question_terms,
@@ -568,3 +570,13 @@ def test_a_row_is_quoted_with_the_footnote_its_cell_points_to() -> None:
     assert final.verdict is Verdict.GROUNDED, final.refusal_detail
     # One unit: the row and the note its "†" points to, not the note on its own.
     assert "on pay day†. Same-day runs are limited to $25,000 per run" in final.answer
+
+
+def test_how_many_times_is_answered_by_a_count_of_attempts() -> None:
+    # "How many times can I type the wrong password" counts repetitions, which a page
+    # says as attempts, tries or retries: the unit holds the asked kind of value.
+    lockout = "After 5 failed password attempts in a row the account is locked for 15 minutes."
+    assert _holds_asked(lockout, AnswerType.NUMBER, stem("times"))
+    assert _holds_asked("Failed deliveries are retried 8 times.", AnswerType.NUMBER, stem("times"))
+    # Other nouns are still counted as themselves.
+    assert not _holds_asked(lockout, AnswerType.NUMBER, stem("codes"))
