@@ -365,7 +365,6 @@ def closed_loop(
 
 
 def render(report: dict[str, Any]) -> str:
-    f, c, z = report["fan_out"], report["closed_loop"], report["saturation"]
     load = report["machine"]
     lines = [
         "# Capacity of one gateway process",
@@ -380,9 +379,25 @@ def render(report: dict[str, Any]) -> str:
             else "the gateway process"
         ),
         "",
+        *_render_loop(report["closed_loop"], report["warm_up_s"]),
+        *_render_saturation(report["saturation"]),
+        *_render_fan_out(report["fan_out"], report["delta_delay_ms"]),
+        *_render_open(report.get("open_streams")),
+        "Ingestion (a bulk build and webhooks against a plain sentence-transformers encode"
+        " of the same texts) is `ingest.md` beside this report: `make bench-capacity` runs"
+        " `scripts/bench_ingest.py` after this one.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _render_loop(c: dict[str, Any] | None, warm_up_s: float) -> list[str]:
+    if c is None:
+        return []
+    return [
         f"## Closed loop: {c['users']} streams, think 1-2 s, {c['load_s']} s",
         "",
-        f"After a warm-up that asked each question once ({report['warm_up_s']} s).",
+        f"After a warm-up that asked each question once ({warm_up_s} s).",
         "",
         f"- finished runs/s: **{c['finished_runs_per_s']}** ({c['outcomes']})",
         f"- time to first event ms: {_pct(c['time_to_first_event_ms'])}",
@@ -390,6 +405,13 @@ def render(report: dict[str, Any]) -> str:
         "- invariants (no gap, no duplicate, no lost run, ...): "
         + ("all held" if not c["invariant_failures"] else f"BROKEN {c['invariant_failures']}"),
         "",
+    ]
+
+
+def _render_saturation(z: dict[str, Any] | None) -> list[str]:
+    if z is None:
+        return []
+    return [
         f"## Saturation: the same {z['users']} streams with no think time, {z['load_s']} s",
         "",
         f"- finished runs/s: **{z['finished_runs_per_s']}** ({z['outcomes']})",
@@ -398,8 +420,15 @@ def render(report: dict[str, Any]) -> str:
         "- invariants: "
         + ("all held" if not z["invariant_failures"] else f"BROKEN {z['invariant_failures']}"),
         "",
+    ]
+
+
+def _render_fan_out(f: dict[str, Any] | None, delta_delay_ms: int) -> list[str]:
+    if f is None:
+        return []
+    return [
         f"## Fan-out: {f['streams']} streams on one slow run "
-        f"(generator {report['delta_delay_ms']} ms before every delta)",
+        f"(generator {delta_delay_ms} ms before every delta)",
         "",
         f"- streams complete: {f['complete_streams']} / {f['streams']} (client errors "
         f"{f['client_errors']}; events per stream {f['events_per_complete_stream']}; "
@@ -414,13 +443,7 @@ def render(report: dict[str, Any]) -> str:
         f"invocation: {f['run_ms']['unobserved_before']} ms before, "
         f"{f['run_ms']['unobserved_after']} ms after; ratio **{f['observed_vs_unobserved']}**",
         "",
-        *_render_open(report.get("open_streams")),
-        "Ingestion (a bulk build and webhooks against a plain sentence-transformers encode"
-        " of the same texts) is `ingest.md` beside this report: `make bench-capacity` runs"
-        " `scripts/bench_ingest.py` after this one.",
-        "",
     ]
-    return "\n".join(lines)
 
 
 def _render_open(o: dict[str, Any] | None) -> list[str]:
@@ -450,12 +473,14 @@ def _pct(values: dict[str, Any]) -> str:
 @app.command()
 def main(
     output: Annotated[Path, typer.Option(help="Report folder")] = Path("var/bench/capacity"),
-    streams: Annotated[int, typer.Option(help="SSE streams on the slow run")] = 2000,
-    users: Annotated[int, typer.Option(help="Closed-loop virtual users")] = 50,
+    streams: Annotated[int, typer.Option(help="SSE streams on the slow run (0: skip)")] = 2000,
+    users: Annotated[int, typer.Option(help="Closed-loop virtual users (0: skip)")] = 50,
     loop_s: Annotated[float, typer.Option(help="Seconds of closed loop")] = 40.0,
     delta_delay_ms: Annotated[int, typer.Option(help="Generator pause per delta")] = 1000,
     warm_up: Annotated[bool, typer.Option(help="Ask every question once first")] = True,
-    saturation_s: Annotated[float, typer.Option(help="Seconds of loop without think")] = 20.0,
+    saturation_s: Annotated[
+        float, typer.Option(help="Seconds of loop without think (0: skip)")
+    ] = 20.0,
     open_streams_n: Annotated[
         int, typer.Option("--open-streams", help="SSE streams held open (0: skip)")
     ] = 10_000,
@@ -480,11 +505,17 @@ def main(
             if executor_process:
                 stack.stack.start_executors()
             warm_s = asyncio.run(warm(stack)) if warm_up else 0.0
-            loop = closed_loop(stack, users, loop_s)
-            saturated = closed_loop(stack, users, saturation_s, think_s=(0.0, 0.0))
-            stack.slow_generator(delta_delay_ms)
-            fan = asyncio.run(fan_out(stack, streams))
-            stack.clear_generator_faults()
+            loop = closed_loop(stack, users, loop_s) if users else None
+            saturated = (
+                closed_loop(stack, users, saturation_s, think_s=(0.0, 0.0))
+                if users and saturation_s
+                else None
+            )
+            fan = None
+            if streams:
+                stack.slow_generator(delta_delay_ms)
+                fan = asyncio.run(fan_out(stack, streams))
+                stack.clear_generator_faults()
             if open_streams_n:
                 held = asyncio.run(open_streams(stack, open_streams_n, open_concurrency, hold_s))
         finally:

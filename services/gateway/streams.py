@@ -17,9 +17,11 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 import redis.asyncio as redis
-from redis.exceptions import RedisError
+from redis.asyncio.client import Pipeline
+from redis.exceptions import NoScriptError, RedisError
 
 from services.gateway.auth import Principal
 
@@ -57,6 +59,16 @@ class Slot:
     keys: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Taking:
+    """A take on its way: the slot it asks for, the script's arguments, each set's
+    policy and limit (in the sets' order)."""
+
+    slot: Slot
+    args: list[str | int]
+    scopes: tuple[tuple[str, int], ...]
+
+
 class StreamLimitReached(Exception):
     def __init__(self, policy: str, limit: int) -> None:
         super().__init__(
@@ -76,6 +88,44 @@ class StreamSlots:
     async def take(self, caller: Principal) -> Slot | None:
         """A place for one stream of the caller; StreamLimitReached when none is free.
         None: Redis could not count (the stream opens unbounded)."""
+        taking = self._taking(caller)
+        try:
+            reply: Any = await self._take(keys=list(taking.slot.keys), args=taking.args)
+        except (RedisError, OSError) as exc:
+            reply = exc
+        return await self.taken(taking, reply)
+
+    def queue_take(self, pipe: Pipeline, caller: Principal) -> Taking:
+        """``take``'s script, queued in a pipeline that reads something else the stream's
+        opening needs (one round trip for both); ``taken`` reads its reply. Queued by its
+        digest: a script object in a pipeline costs a SCRIPT EXISTS round trip first."""
+        taking = self._taking(caller)
+        pipe.evalsha(self._take.sha, len(taking.slot.keys), *taking.slot.keys, *taking.args)
+        return taking
+
+    async def taken(self, taking: Taking, reply: Any) -> Slot | None:
+        """The slot a take's reply gave (an error reply, as ``execute(raise_on_error=False)``
+        returns it, included); StreamLimitReached when a set was full."""
+        if isinstance(reply, NoScriptError):  # Redis restarted or flushed its scripts
+            try:
+                reply = await self._take(keys=list(taking.slot.keys), args=taking.args)
+            except (RedisError, OSError) as exc:
+                reply = exc
+        if isinstance(reply, (RedisError, OSError)):
+            log.warning("stream limits not counted", extra={"error": str(reply)})
+            return None
+        full = int(reply)
+        if full:
+            policy, limit = taking.scopes[full - 1]
+            raise StreamLimitReached(policy, limit)
+        return taking.slot
+
+    async def untake(self, taking: Taking, reply: Any) -> None:
+        """Give back what a queued take got, when the stream does not open after all."""
+        if not isinstance(reply, Exception) and int(reply) == 0:
+            await self.release(taking.slot)
+
+    def _taking(self, caller: Principal) -> Taking:
         scopes = [
             ("key-streams", f"ragway:streams:key:{caller.key_id}", self._per_key),
             ("tenant-streams", f"ragway:streams:tenant:{caller.tenant}", self._per_tenant),
@@ -83,17 +133,7 @@ class StreamSlots:
         slot = Slot(uuid.uuid4().hex, tuple(key for _, key, _ in scopes))
         now_ms = int(time.time() * 1000)
         args: list[str | int] = [slot.member, now_ms, now_ms + int(SLOT_TTL_S * 1000)]
-        try:
-            full = int(
-                await self._take(keys=list(slot.keys), args=args + [n for _, _, n in scopes])
-            )
-        except (RedisError, OSError) as exc:
-            log.warning("stream limits not counted", extra={"error": str(exc)})
-            return None
-        if full:
-            policy, _, limit = scopes[full - 1]
-            raise StreamLimitReached(policy, limit)
-        return slot
+        return Taking(slot, args + [n for _, _, n in scopes], tuple((p, n) for p, _, n in scopes))
 
     async def hold(self, slot: Slot) -> None:
         """Renew the slot until cancelled (the stream ended), then give it back."""

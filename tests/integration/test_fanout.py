@@ -294,3 +294,43 @@ def test_the_hub_stops_when_asked_and_times_out_as_a_504(fan: Stack) -> None:
     with pytest.raises(RunWaitTimedOut) as caught:
         asyncio.run(hub_ids(redis_url, run_id, first, timeout_s=0.3))
     assert caught.value.run_id == run_id
+
+
+def test_the_hub_hands_a_stream_what_is_there_at_once_as_one_batch(fan: Stack) -> None:
+    """A stream writes each batch in one chunk: a late joiner's backlog is one batch,
+    and so is a burst the hub read in one go; the events are those of ``follow``."""
+    redis_url = fan.config.redis_url
+    finished = idle_run(redis_url)
+    append(redis_url, finished, [*deltas(4), RunCompleted(timings_ms={"total": 1.0})])
+    live = idle_run(redis_url)
+    with redis.Redis.from_url(redis_url) as r:
+        finished_ids = [entry_id.decode() for entry_id, _ in r.xrange(events_key(finished))]
+
+    async def batches() -> tuple[list[list[str]], list[list[str]]]:
+        reader, client = aioredis.Redis.from_url(redis_url), aioredis.Redis.from_url(redis_url)
+        hub = EventHub(reader, client, buffer_events=64, recent_events=1000)
+        hub.start()
+        try:
+            backlog = [[e.id for e in batch] async for batch in hub.follow_batches(finished, "0-0")]
+            following = hub.follow_batches(live, "0-0")
+            got = [[e.id for e in await anext(following)]]  # run.accepted
+            # One transaction: the hub's blocked read sees the whole burst at once.
+            with redis.Redis.from_url(redis_url) as r, r.pipeline(transaction=True) as pipe:
+                for event in [*deltas(3), RunCompleted(timings_ms={"total": 1.0})]:
+                    pipe.xadd(events_key(live), {"type": event.TYPE.value, "data": event.data()})
+                pipe.execute()
+            got += [[e.id for e in batch] async for batch in following]
+            return backlog, got
+        finally:
+            await hub.close()
+            assert (hub.followers, hub.watched_runs) == (0, 0)
+            await reader.aclose()
+            await client.aclose()
+
+    backlog, live_batches = asyncio.run(batches())
+    assert backlog == [finished_ids]
+    with redis.Redis.from_url(redis_url) as r:
+        live_ids = [entry_id.decode() for entry_id, _ in r.xrange(events_key(live))]
+    assert live_batches == [live_ids[:1], live_ids[1:]]
+    # follow() is the same events one by one.
+    assert asyncio.run(hub_ids(redis_url, finished, "0-0")) == finished_ids

@@ -95,3 +95,64 @@ def test_a_key_or_tenant_at_its_stream_limit_gets_429_until_one_closes(bounded: 
                 break
             again.close()
         assert again.status_code == 200
+
+
+def test_a_stream_that_does_not_open_gives_its_place_back(bounded: Stack) -> None:
+    """The place is taken in the same round trip as the record is read, before the
+    record is looked at: a refused opening (404, 410, 400) must give it back."""
+    url = bounded.config.redis_url
+    mine, theirs = idle_run(url, "demo-sre"), idle_run(url, "demo-public")
+    expired = idle_run(url, "demo-sre")
+    with redis.Redis.from_url(url) as r:
+        r.delete(events_key(expired))
+    refused = [
+        (f"/v1/runs/{theirs}/events", {}, 404),  # another key's run
+        (f"/v1/runs/{expired}/events", {}, 410),
+        (f"/v1/runs/{mine}/events", {"Last-Event-ID": "1-1"}, 400),
+    ]
+    with httpx.Client(base_url=bounded.config.gateway_url, timeout=30) as api:
+        for _ in range(3):  # more than the key's limit of 2, if each kept its place
+            for path, headers, status in refused:
+                resp = api.get(path, headers=auth("demo-sre") | headers)
+                assert resp.status_code == status, resp.text
+        with redis.Redis.from_url(url) as r:
+            assert r.zcard("ragway:streams:key:demo-sre") == 0
+            assert r.zcard("ragway:streams:tenant:demo") == 0
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=0)
+    with httpx.Client(base_url=bounded.config.gateway_url, timeout=30, limits=limits) as api:
+        path = f"/v1/runs/{mine}/events"
+        with api.stream("GET", path, headers=auth("demo-sre")) as resp:
+            assert resp.status_code == 200
+            lines = resp.iter_lines()
+            next(lines)
+            with redis.Redis.from_url(url) as r:
+                assert r.zcard("ragway:streams:key:demo-sre") == 1
+
+
+def test_a_stream_opens_and_is_counted_after_redis_lost_its_scripts(bounded: Stack) -> None:
+    """The place is taken by the script's digest in the opening's pipeline; after a
+    Redis restart or SCRIPT FLUSH the digest is unknown, and the take falls back to
+    loading the script."""
+    url = bounded.config.redis_url
+    run_id = idle_run(url, "demo-sre")
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=0)
+    with (
+        httpx.Client(base_url=bounded.config.gateway_url, timeout=30, limits=limits) as api,
+        ExitStack() as streams,
+    ):
+        path = f"/v1/runs/{run_id}/events"
+        kept: list[Iterator[str]] = []  # dropping a line iterator closes its response
+        for opened in (1, 2):
+            with redis.Redis.from_url(url) as r:
+                r.script_flush()
+            resp = streams.enter_context(api.stream("GET", path, headers=auth("demo-sre")))
+            assert resp.status_code == 200
+            kept.append(resp.iter_lines())
+            next(kept[-1])
+            with redis.Redis.from_url(url) as r:
+                assert r.zcard("ragway:streams:key:demo-sre") == opened
+        with redis.Redis.from_url(url) as r:
+            r.script_flush()
+        over = api.get(path, headers=auth("demo-sre"))
+        assert over.status_code == 429
+        assert over.json()["error"]["code"] == "too_many_streams"

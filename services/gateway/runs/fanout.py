@@ -39,7 +39,7 @@ import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,11 +103,14 @@ class _Follower:
         self.items.append(why)
         self.ready.set()
 
-    async def next(self) -> Event | _End:
+    async def drain(self) -> list[Event | _End]:
+        """Everything queued, once something is: a burst goes to its stream in one write."""
         while not self.items:
             self.ready.clear()
             await self.ready.wait()
-        return self.items.popleft()
+        items = list(self.items)
+        self.items.clear()
+        return items
 
 
 @dataclass(eq=False)
@@ -202,6 +205,23 @@ class EventHub:
     ) -> AsyncIterator[Event]:
         """The run's events after ``cursor`` ("0-0" for all), as they are written, up to
         and including the terminal one (see the module's docstring for the other ends)."""
+        batches = self.follow_batches(run_id, cursor, stop=stop, timeout_s=timeout_s)
+        async with contextlib.aclosing(batches):
+            async for batch in batches:
+                for event in batch:
+                    yield event
+
+    async def follow_batches(
+        self,
+        run_id: str,
+        cursor: str,
+        *,
+        stop: Callable[[], bool] = lambda: False,
+        timeout_s: float | None = None,
+    ) -> AsyncGenerator[list[Event], None]:
+        """``follow``'s events, in lists of those that are there at once: the backlog of
+        a stream that joins late, then each burst the hub handed over while the stream
+        was writing. A stream sends each list in one write, not one write per event."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         if stop():
             return
@@ -210,31 +230,41 @@ class EventHub:
         try:
             if backlog is None:  # older than what the hub kept: one read of the gap
                 backlog = await self._range(run_id, cursor, watch.cursor)
-            for event in backlog:
-                yield event
-                cursor = event.id
-                if event.type in TERMINAL_EVENTS:
+            batch = _upto_terminal(backlog)
+            if batch:
+                yield batch
+                cursor = batch[-1].id
+                if batch[-1].type in TERMINAL_EVENTS:
                     return
             seen = _order(cursor)
             while True:
-                item = await follower.next()
-                if isinstance(item, _End):
-                    if item is _End.TIMED_OUT:
-                        assert timeout_s is not None
-                        raise RunWaitTimedOut(run_id, timeout_s)
-                    if item is _End.DROPPED:
-                        log.info(
-                            "stream dropped: its client does not read",
-                            extra={"run_id": run_id, "last_event_id": cursor},
-                        )
-                    return
-                order = _order(item.id)
-                if order <= seen:
-                    continue  # also in the backlog
-                seen = order
-                cursor = item.id
-                yield item
-                if item.type in TERMINAL_EVENTS:
+                items = await follower.drain()
+                batch, end = [], None
+                for item in items:
+                    if isinstance(item, _End):
+                        end = item
+                        break
+                    order = _order(item.id)
+                    if order <= seen:
+                        continue  # also in the backlog
+                    seen = order
+                    batch.append(item)
+                    if item.type in TERMINAL_EVENTS:
+                        break
+                if batch:
+                    yield batch
+                    cursor = batch[-1].id
+                    if batch[-1].type in TERMINAL_EVENTS:
+                        return
+                if end is _End.TIMED_OUT:
+                    assert timeout_s is not None
+                    raise RunWaitTimedOut(run_id, timeout_s)
+                if end is _End.DROPPED:
+                    log.info(
+                        "stream dropped: its client does not read",
+                        extra={"run_id": run_id, "last_event_id": cursor},
+                    )
+                if end is not None:
                     return
         finally:
             self._unsubscribe(watch, follower)
@@ -402,6 +432,14 @@ class EventHub:
                     follower.end(_End.STOPPED)
                 elif follower.deadline is not None and now >= follower.deadline:
                     follower.end(_End.TIMED_OUT)
+
+
+def _upto_terminal(events: list[Event]) -> list[Event]:
+    """The events up to and including the first terminal one (nothing follows it)."""
+    for i, event in enumerate(events):
+        if event.type in TERMINAL_EVENTS:
+            return events[: i + 1]
+    return events
 
 
 def _event(entry_id: bytes | str, fields: dict[bytes, bytes]) -> Event:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import redis.asyncio as redis
+from redis.asyncio.client import Pipeline
 from redis.exceptions import ResponseError
 
 from ragway import redaction, telemetry
@@ -305,12 +306,30 @@ class RunStore:
         """The record, and the state of its events as a stream opening needs it, in one
         round trip: with a cursor, ``event_state``'s answer for it; without, 'present'
         or 'expired'."""
-        async with self._r.pipeline(transaction=False) as pipe:
-            pipe.get(run_key(run_id))
-            pipe.exists(events_key(run_id))
-            if cursor:
-                pipe.xrange(events_key(run_id), min=cursor, max=cursor, count=1)
+        async with self.pipeline() as pipe:
+            self.queue_get_with_events(pipe, run_id, cursor)
             replies: list[Any] = await pipe.execute()
+        return self.got_with_events(replies, cursor)
+
+    def pipeline(self) -> Pipeline:
+        """A pipeline on the store's pool, for a caller that adds commands of its own."""
+        return self._r.pipeline(transaction=False)
+
+    def queue_get_with_events(self, pipe: Pipeline, run_id: str, cursor: str | None) -> int:
+        """``get_with_events``'s commands, queued in ``pipe``; how many replies they take."""
+        pipe.get(run_key(run_id))
+        pipe.exists(events_key(run_id))
+        if cursor:
+            pipe.xrange(events_key(run_id), min=cursor, max=cursor, count=1)
+        return 3 if cursor else 2
+
+    @staticmethod
+    def got_with_events(replies: Sequence[Any], cursor: str | None) -> tuple[RunRecord | None, str]:
+        """``get_with_events``'s answer from the replies of its queued commands (a reply
+        that is an error, from ``execute(raise_on_error=False)``, is raised)."""
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
         raw, exists = replies[0], bool(replies[1])
         record = None if raw is None else RunRecord.model_validate_json(raw)
         if cursor and replies[2]:
