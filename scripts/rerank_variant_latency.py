@@ -13,7 +13,9 @@ test queries) through each variant, interleaved and rotated query by query so a
 shared machine's load falls on every variant alike. Every variant is checked
 against the baseline's scores (the largest absolute difference, and how often
 the head's order is the same), so one that moves scores is visible next to its
-time. Prints a Markdown table.
+time. Prints a Markdown table. ``--tokenisation`` times only the step that turns
+a head into model inputs: the tokenizer per pair (before the pair encoder), and
+the pair encoder cold and warm, reading each passage's head or its best window.
 """
 
 from __future__ import annotations
@@ -25,12 +27,19 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from rerank_shape_latency import untrained_artifact  # scripts/, the script's own folder
 
-from ragway.reranker_artifact import clip_words, encode_by_length, load_tokenizer, passage_text
+from ragway.reranker_artifact import (
+    PairEncoder,
+    clip_words,
+    encode_by_length,
+    load_tokenizer,
+    passage_text,
+)
 from ragway.stats import percentile
 from ragway_tools.commands.common import load_split
 from services.retriever.rerank import OnnxCrossEncoderReranker
@@ -114,6 +123,9 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=2, help="passes over the queries")
     parser.add_argument("--only", default="", help="comma-separated variant names")
+    parser.add_argument(
+        "--tokenisation", action="store_true", help="time only the tokenisation of each head"
+    )
     args = parser.parse_args()
     data, train_ids = load_split(args.dataset, "train", 2026)
     rng = random.Random(7)
@@ -125,6 +137,9 @@ def main() -> None:
         )
         for qid in rng.sample(train_ids, args.queries)
     ]
+    if args.tokenisation:
+        tokenisation(args.artifact or _untrained(args.layers), items, args.max_length, args.rounds)
+        return
     with tempfile.TemporaryDirectory(prefix="rerank-variants-") as tmp:
         artifact = args.artifact or _untrained(args.layers)
         base = OnnxCrossEncoderReranker(artifact, max_length=args.max_length)
@@ -220,6 +235,52 @@ def main() -> None:
         lines.append(
             f"| {name} | {percentile(times[name], 50):.1f} | {percentile(times[name], 95):.1f} "
             f"| {percentile(times[name], 50) / b50:.2f} | {diff:.2g} | {same}/{len(fp32)} |"
+        )
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def tokenisation(
+    artifact: Path, items: list[tuple[str, list[str]]], max_length: int, rounds: int
+) -> None:
+    """The time of turning one head into model inputs, before and with the pair encoder."""
+    tokenizer = load_tokenizer(artifact / "model", max_length)
+    encoders = {
+        "head, cold (no cache)": PairEncoder(tokenizer, max_length, cache_size=0),
+        "head, warm (every passage cached)": PairEncoder(tokenizer, max_length),
+        "best window, cold": PairEncoder(tokenizer, max_length, cache_size=0, window="best"),
+        "best window, warm": PairEncoder(tokenizer, max_length, window="best"),
+    }
+    for encoder in encoders.values():
+        for query, passages in items:
+            encoder.batches(query, passages, 1)
+    variants: dict[str, Callable[[str, Sequence[str]], object]] = {
+        "before: clip + tokenizer per pair": lambda q, ps: encode_by_length(
+            tokenizer, [(q, clip_words(p, max_length)) for p in ps], 1
+        ),
+    }
+    for name, encoder in encoders.items():
+        variants[f"pair encoder, {name}"] = partial(encoder.batches, batch_size=1)
+    names = list(variants)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    load0 = os.getloadavg()
+    for r in range(rounds):
+        for n, (query, passages) in enumerate(items):
+            k = (n + r) % len(names)
+            for name in [*names[k:], *names[:k]]:
+                t0 = time.perf_counter()
+                variants[name](query, passages)
+                times[name].append((time.perf_counter() - t0) * 1000)
+    lines = [
+        f"tokenisation of a depth-{len(items[0][1])} head, {max_length} tokens, {len(items)} "
+        f"train-split queries x {rounds} rounds, interleaved; "
+        f"load average {load0[0]:.2f} -> {os.getloadavg()[0]:.2f}",
+        "",
+        "| tokenisation | p50 ms | p95 ms |",
+        "|---|---:|---:|",
+    ]
+    for name in names:
+        lines.append(
+            f"| {name} | {percentile(times[name], 50):.2f} | {percentile(times[name], 95):.2f} |"
         )
     sys.stdout.write("\n".join(lines) + "\n")
 
