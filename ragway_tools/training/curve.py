@@ -91,7 +91,8 @@ def measure(
             max_length=length,
             threads=threads,
             batch_size=batch_size,
-            int8=runtime == "onnx-int8",
+            int8=runtime.startswith("onnx-int8"),
+            window="best" if runtime.endswith("+best") else "head",
         )
         reranker.score("warm-up", ["warm-up"])
         rerankers[config] = reranker

@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol
 from ragway.embedding import cpu_session
 from ragway.reranker_artifact import (
     ARTIFACT_FORMAT,
-    clip_words,
+    PairEncoder,
     encode,
     encode_by_length,
     load_tokenizer,
@@ -30,6 +30,9 @@ from ragway.reranker_artifact import (
 
 # The artifact's two networks: int8 (dynamically quantised, the default) or fp32.
 Precision = Literal["int8", "fp32"]
+# Which part of a long passage the cross-encoder reads: its head (as trained) or
+# the span of the input length that holds most of the query's words.
+Window = Literal["head", "best"]
 
 
 class Reranker(Protocol):
@@ -54,6 +57,8 @@ class OnnxCrossEncoderReranker:
         int8: bool = True,
         batch_size: int = 1,
         clip: bool = True,
+        cache_size: int = 4096,
+        window: Window = "head",
     ) -> None:
         meta = json.loads((artifact / "artifact.json").read_text())
         if meta.get("format") != ARTIFACT_FORMAT:
@@ -69,8 +74,12 @@ class OnnxCrossEncoderReranker:
         self._tokenizer = load_tokenizer(artifact / "model", self.max_length)
         self.model_id = str(meta["version"]) + ("" if int8 else "-fp32")
         self.batch_size = batch_size
-        # Off only to measure what clipping saves (``ragway eval rerank-bench``).
+        # Off only to measure what clipping saves (``ragway eval rerank-bench``):
+        # then every pair goes through the tokenizer whole, uncached.
         self.clip = clip
+        self.encoder = PairEncoder(
+            self._tokenizer, self.max_length, cache_size=cache_size, window=window
+        )
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         """Pairs sorted by length and run in batches of ``batch_size`` (0: one padded batch)."""
@@ -87,7 +96,7 @@ class OnnxCrossEncoderReranker:
     ) -> list[tuple[list[int], dict[str, Any]]]:
         """The tokenised batches ``score`` runs: (passage indices, model inputs) each."""
         if self.clip:
-            passages = [clip_words(p, self.max_length) for p in passages]
+            return self.encoder.batches(query, passages, self.batch_size)
         pairs = [(query, p) for p in passages]
         if self.batch_size <= 0:
             return [(list(range(len(pairs))), encode(self._tokenizer, pairs))]
@@ -127,6 +136,7 @@ def load_reranker(
     threads: int = 1,
     batch_size: int = 1,
     precision: Precision = "int8",
+    window: Window = "head",
 ) -> Reranker:
     """A ragway artifact (has ``artifact.json``) or a sentence-transformers CrossEncoder folder.
 
@@ -141,6 +151,7 @@ def load_reranker(
             threads=threads,
             batch_size=batch_size,
             int8=precision == "int8",
+            window=window,
         )
     if (path / "config.json").is_file():
         return CrossEncoderReranker(path, max_length=max_length or 256, threads=threads)

@@ -161,6 +161,31 @@ def test_clipping_long_passages_leaves_the_scores(
     np.testing.assert_allclose(clipped.score(query, docs), whole.score(query, docs), atol=1e-6)
 
 
+def test_the_best_window_reads_another_span_of_a_long_passage_only(
+    artifact: tuple[Path, list[float], object],
+) -> None:
+    folder, _, _ = artifact
+    query = TINY.queries[QUERIES[0]]
+    filler = "Unrelated words fill the opening of this passage. " * 12
+    docs = [f"{d.title}\n{d.text}" for d in TINY.corpus.values()]
+    long_docs = [filler + d for d in docs]
+    head = load_reranker(folder, precision="fp32")
+    best = load_reranker(folder, precision="fp32", window="best")
+    assert isinstance(head, OnnxCrossEncoderReranker) and head.encoder.window == "head"
+    assert isinstance(best, OnnxCrossEncoderReranker) and best.encoder.window == "best"
+    # Short passages fit whole: the same scores either way.
+    np.testing.assert_allclose(best.score(query, docs), head.score(query, docs), atol=1e-6)
+    # Past the 64 tokens, the best window skips the filler where the query's words are.
+    changed = [
+        (a["input_ids"] != b["input_ids"]).any()
+        for (_, a), (_, b) in zip(
+            best.batches(query, long_docs), head.batches(query, long_docs), strict=True
+        )
+    ]
+    assert any(changed)
+    assert len(best.score(query, long_docs)) == len(long_docs)
+
+
 def test_the_rerank_bench_measures_every_variant_against_fp32(
     artifact: tuple[Path, list[float], object],
 ) -> None:
@@ -203,10 +228,10 @@ def test_the_curve_has_a_point_per_artifact_length_and_depth(
     folder, _, _ = artifact
     candidates = {q: [(d, 0.0) for d in TINY.corpus] for q in QUERIES}
 
-    def curve(batch_size: int) -> list[Any]:
+    def curve(batch_size: int, runtimes: tuple[str, ...] = ("onnx-fp32",)) -> list[Any]:
         return measure(
             [folder], TINY, candidates, depths=(2, 4), lengths=(32, 64),
-            runtimes=("onnx-fp32",), latency_queries=2, batch_size=batch_size,
+            runtimes=runtimes, latency_queries=2, batch_size=batch_size,
         )  # fmt: skip
 
     one_at_a_time, batched = curve(1), curve(0)
@@ -223,6 +248,8 @@ def test_the_curve_has_a_point_per_artifact_length_and_depth(
     assert best_under(one_at_a_time, budget_ms=0.0) is None
     table = render(one_at_a_time, 0.5, 40.0, best)
     assert "| layers |" in table and table.count("**(default)**") == 1
+    windows = curve(1, ("onnx-fp32", "onnx-fp32+best"))
+    assert [p.runtime for p in windows] == ["onnx-fp32"] * 4 + ["onnx-fp32+best"] * 4
 
 
 def _logit(model: Any, base: Path, pair: list[tuple[str, str]]) -> float:
