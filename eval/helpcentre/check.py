@@ -6,10 +6,15 @@ Usage: check.py [FIXTURE_DIR]. Without an argument it checks the fixture it sits
 another fixture laid out the same way (kb/<tenant>/*.md, api-keys.yaml,
 qa-tuning.yaml, qa-heldout.yaml).
 """
+
 import collections, glob, hashlib, os, re, sys
 import yaml
 
-HERE = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+HERE = (
+    os.path.abspath(sys.argv[1])
+    if len(sys.argv) > 1
+    else os.path.dirname(os.path.abspath(__file__))
+)
 norm = lambda s: re.sub(r"\s+", " ", s).strip().lower()
 errors = []
 
@@ -35,6 +40,7 @@ keys = yaml.safe_load(open(os.path.join(HERE, "api-keys.yaml")))["keys"]
 by_hash = {k["sha256"]: k for k in keys}
 used_keys = set()
 
+
 def check_callers(name, callers):
     """Every caller's plain key hashes to a key of the caller's tenant, with the
     staff group exactly when the caller is a -staff caller."""
@@ -49,6 +55,7 @@ def check_callers(name, callers):
         if ("staff" in k["groups"]) != caller.endswith("-staff"):
             errors.append(f"{name}: caller {caller}: key {k['id']} has groups {k['groups']}")
 
+
 def check_fact(item_id, fact, sources):
     for s in sources:
         if s not in docs:
@@ -58,6 +65,7 @@ def check_fact(item_id, fact, sources):
     alts = fact if isinstance(fact, list) else [fact]
     if not any(norm(a) in docs[s][1] for a in alts for s in sources if s in docs):
         errors.append(f"{item_id}: fact {fact!r} not found in {sources}")
+
 
 ids, counts = set(), {}
 for name in ("qa-tuning.yaml", "qa-heldout.yaml"):
@@ -94,7 +102,11 @@ for name in ("qa-tuning.yaml", "qa-heldout.yaml"):
             errors.append(f"{iid}: source from another tenant")
         if it["caller"] == tenant:  # public caller must not need staff pages
             for s in it["sources"]:
-                if s in docs and "staff" in docs[s][0]["groups"] and "public" not in docs[s][0]["groups"]:
+                if (
+                    s in docs
+                    and "staff" in docs[s][0]["groups"]
+                    and "public" not in docs[s][0]["groups"]
+                ):
                     errors.append(f"{iid}: public caller with staff-only source")
         if "trap" in it:
             if not any(norm(it["trap"]) in docs[d][1] for d in deprecated):
@@ -102,7 +114,9 @@ for name in ("qa-tuning.yaml", "qa-heldout.yaml"):
             tr = re.compile(r"(?<![\w.,$])" + re.escape(norm(it["trap"])) + r"(?![\w,]|\.\d)")
             if any(tr.search(docs[s][1]) for s in it["sources"]):
                 print(f"warning: {iid}: trap {it['trap']!r} also occurs in a current gold page")
-        if "forbidden_text" in it and not any(norm(it["forbidden_text"]) in docs[s][1] for s in it["sources"]):
+        if "forbidden_text" in it and not any(
+            norm(it["forbidden_text"]) in docs[s][1] for s in it["sources"]
+        ):
             errors.append(f"{iid}: forbidden_text not on its gold page")
 
 for k in keys:
@@ -113,10 +127,12 @@ segs = sorted(set().union(*counts.values()))
 print(f"{'segment':18}{'tuning':>8}{'heldout':>9}{'total':>7}")
 for s in segs:
     a, b = counts["qa-tuning.yaml"][s], counts["qa-heldout.yaml"][s]
-    print(f"{s:18}{a:8}{b:9}{a+b:7}")
+    print(f"{s:18}{a:8}{b:9}{a + b:7}")
 ta, tb = sum(counts["qa-tuning.yaml"].values()), sum(counts["qa-heldout.yaml"].values())
-print(f"{'TOTAL':18}{ta:8}{tb:9}{ta+tb:7}")
-print(f"documents: {len(docs)} ({collections.Counter(d.split('/')[0] for d in docs)}), deprecated: {sorted(deprecated)}")
+print(f"{'TOTAL':18}{ta:8}{tb:9}{ta + tb:7}")
+print(
+    f"documents: {len(docs)} ({collections.Counter(d.split('/')[0] for d in docs)}), deprecated: {sorted(deprecated)}"
+)
 for e in errors:
     print("ERROR:", e)
 sys.exit(1 if errors else 0)

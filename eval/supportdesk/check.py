@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Sanity checks for the supportdesk fixture: runs eval/helpcentre/check.py on this folder."""
-import os, runpy, sys
+
+import os
+import runpy
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.argv = [sys.argv[0], HERE]
