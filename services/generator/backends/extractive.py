@@ -227,6 +227,12 @@ class ExtractiveGenerator:
         lines: list[str] = []
         said: set[str] = set()  # lead-ins already on a line: their items follow them
         for u in self._all_units(p)[0]:
+            asked = u.context[: len(u.context) - len(u.key)].strip() if u.key else u.context
+            if u.kind == "sentence" and asked and asked not in said:
+                # An FAQ's question is no unit (ragway/units.py), but the model reads
+                # it on its line above the sentences that answer it.
+                lines.append(asked)
+                said.add(asked)
             if u.kind == "row":
                 line = u.row_text()
             elif u.kind in ("item", "code") and u.key and u.key not in said:

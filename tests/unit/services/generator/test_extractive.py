@@ -580,3 +580,20 @@ def test_how_many_times_is_answered_by_a_count_of_attempts() -> None:
     assert _holds_asked("Failed deliveries are retried 8 times.", AnswerType.NUMBER, stem("times"))
     # Other nouns are still counted as themselves.
     assert not _holds_asked(lockout, AnswerType.NUMBER, stem("codes"))
+
+
+def test_the_llm_prompt_text_keeps_an_faqs_question_above_its_answer() -> None:
+    faq = Passage(
+        1,
+        "zones#faq",
+        "delivery-zones",
+        "Delivery zones",
+        "FAQ",
+        "**Do you ship to PO boxes?**\n"
+        "Only USPS and Royal Mail deliver to PO boxes. Other carriers reject the label.\n",
+    )
+    assert GEN.standalone_text(faq).splitlines() == [
+        "Do you ship to PO boxes?",
+        "Only USPS and Royal Mail deliver to PO boxes.",
+        "Other carriers reject the label.",
+    ]
