@@ -107,10 +107,8 @@ def encode_by_length(
 
     encodings = tokenizer.encode_batch(list(pairs))
     lengths = [sum(e.attention_mask) for e in encodings]
-    order = sorted(range(len(pairs)), key=lambda i: lengths[i])
     batches = []
-    for start in range(0, len(order), max(1, batch_size)):
-        idx = order[start : start + max(1, batch_size)]
+    for idx in _by_length(lengths, max(1, batch_size)):
         width = max(lengths[i] for i in idx)
         arrays = {
             "input_ids": np.array([encodings[i].ids[:width] for i in idx], dtype=np.int64),
@@ -123,6 +121,15 @@ def encode_by_length(
         }
         batches.append((idx, arrays))
     return batches
+
+
+def _by_length(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indices, shortest first, in groups of ``batch_size`` (0 or less: one group in the
+    given order)."""
+    if batch_size <= 0:
+        return [list(range(len(lengths)))]
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    return [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
 
 
 # Words whose tokens say nothing about which part of a passage a query is about.
@@ -249,13 +256,8 @@ class PairEncoder:
         import numpy as np
 
         pairs = self.encode(query, passages)
-        if batch_size <= 0:
-            groups = [list(range(len(pairs)))]
-        else:
-            order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]))
-            groups = [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
         batches = []
-        for idx in groups:
+        for idx in _by_length([len(ids) for ids, _ in pairs], batch_size):
             width = max(len(pairs[i][0]) for i in idx)
             ids = np.zeros((len(idx), width), dtype=np.int64)
             types = np.zeros((len(idx), width), dtype=np.int64)

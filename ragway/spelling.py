@@ -119,12 +119,12 @@ def _same_case(original: str, fixed: str) -> str:
     return fixed.capitalize() if original[:1].isupper() else fixed
 
 
-def edit_distance(a: str, b: str, budget: int) -> int | None:
+def edit_distance(a: str, b: str, budget: int, *, swaps: bool = True) -> int | None:
     """The edit distance of ``a`` and ``b`` when at most ``budget``, else None.
 
-    Two swapped neighbours count as one edit ("bulit", "built"), the commonest
-    slip of a typist (optimal string alignment). The programme stops as soon as
-    every cell of a row is over the budget.
+    With ``swaps``, two swapped neighbours count as one edit ("bulit", "built"), the
+    commonest slip of a typist (optimal string alignment); without, two (Levenshtein).
+    The programme stops as soon as every cell of a row is over the budget.
     """
     before: list[int] = []
     previous = list(range(len(b) + 1))
@@ -132,7 +132,7 @@ def edit_distance(a: str, b: str, budget: int) -> int | None:
         current = [i] + [0] * len(b)
         for j, cb in enumerate(b, start=1):
             current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
-            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+            if swaps and i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
                 current[j] = min(current[j], before[j - 2] + 1)
         if min(current) > budget:
             return None

@@ -85,6 +85,14 @@ class Unit:
     # to $25,000 per run."): read with the row and quoted with it.
     note: str = ""
 
+    @property
+    def asked(self) -> str:
+        """The page's question a sentence answers (an FAQ's), if any: its context
+        without the sentence it leans on (``_sentence_units`` builds both)."""
+        if self.kind != "sentence":
+            return ""
+        return self.context.removesuffix(self.key).strip() if self.key else self.context
+
     def row_text(self, columns: Sequence[int] | None = None) -> str:
         """A row as a sentence of its own cells: ``Business — Storage: 100 GB; Price: $12``.
 
@@ -135,12 +143,16 @@ def units(text: str) -> list[Unit]:
     blocks = _blocks(text)
     lead_in = ""
     asked = ""  # an FAQ's question, alone in its paragraph, for the paragraph after it
+    notes: dict[str, str] = {}  # the passage's footnotes by their mark
     for kind, lines in blocks:
         if kind == "heading":
             lead_in, asked = "", ""
             continue
         if kind == "paragraph" or kind == "quote":
             joined = plain(" ".join(_QUOTE.sub("", ln).strip() for ln in lines))
+            footnote = _FOOTNOTE.match(joined) if kind == "paragraph" else None
+            if footnote:
+                notes.setdefault(footnote.group(1).lstrip("\\"), footnote.group(2))
             sentences = split_sentences(joined)
             asked = _sentence_units(sentences, asked, out)
             lead_in = sentences[-1] if sentences else ""
@@ -158,23 +170,13 @@ def units(text: str) -> list[Unit]:
                 if line and not line.startswith("#"):
                     out.append(Unit("code", len(out), line, context=lead_in, key=lead_in))
             lead_in = ""
-    return _with_footnotes(out, _footnotes(blocks))
+    return _with_footnotes(out, notes)
 
 
 # Marks that tie a table cell to a note under the table: "$34.75†", "Custom¹", "1,000*".
+FOOTNOTE_MARK = re.compile(r"[*†‡§¶¹²³⁴⁵⁶⁷⁸⁹]")
+# A footnote: a paragraph that starts with a mark (a Markdown "\*" too).
 _FOOTNOTE = re.compile(r"^(\\?\*|[†‡§¶]|[¹²³⁴⁵⁶⁷⁸⁹])\s*(\S.*)$")
-
-
-def _footnotes(blocks: list[tuple[str, list[str]]]) -> dict[str, str]:
-    """The passage's footnotes by their mark: paragraphs that start with one."""
-    notes: dict[str, str] = {}
-    for kind, lines in blocks:
-        if kind != "paragraph":
-            continue
-        m = _FOOTNOTE.match(plain(" ".join(ln.strip() for ln in lines)))
-        if m:
-            notes.setdefault(m.group(1).lstrip("\\"), m.group(2))
-    return notes
 
 
 def _with_footnotes(found: list[Unit], notes: dict[str, str]) -> list[Unit]:

@@ -358,12 +358,12 @@ class HybridSearcher:
         # After its first turn the whole question waits until the parts run dry: its
         # lower hits are vaguely related to several parts, and a part's second or third
         # passage is the likelier home of that part's answer.
-        waiting = {0} if len(rankings) > 1 else set()
+        whole_waits = len(rankings) > 1
         first_round = True
         while True:
             took = False
             for i, ranking in enumerate(rankings):
-                if i in waiting and not first_round:
+                if i == 0 and whole_waits and not first_round:
                     continue
                 while cursors[i] < len(ranking) and ranking[cursors[i]].chunk.chunk_id in seen:
                     cursors[i] += 1
@@ -383,9 +383,9 @@ class HybridSearcher:
                 )
             first_round = False
             if not took:
-                if not waiting:
+                if not whole_waits:
                     return hits
-                waiting = set()  # the parts ran dry: the whole question's turn again
+                whole_waits = False  # the parts ran dry: the whole question's turn again
 
     async def _rerank(
         self,

@@ -52,7 +52,7 @@ from ragway.question import (
 from ragway.text import content_terms as _content_terms
 from ragway.text import stem, words
 from ragway.unit_vectors import embedding_text, unpack
-from ragway.units import Unit, units
+from ragway.units import FOOTNOTE_MARK, Unit, units
 from services.generator import metrics
 from services.generator.answerability import AnswerabilityModel, Evidence
 from services.generator.backends.base import (
@@ -81,8 +81,6 @@ _ORDINAL = re.compile(
     r"\s+step\b|\bstep\s+(\d{1,2})\b",
     re.I,
 )
-# A footnote mark in a table cell (ragway/units.py reads the notes they point to).
-_MARK = re.compile(r"[*†‡§¶¹²³⁴⁵⁶⁷⁸⁹]")
 _ITEM_NUMBER = re.compile(r"^\d{1,3}[.)]\s+")
 # A hyphen between letters joins words ("first-response", "co-hosts"), not an
 # identifier ("NW-1190"): read as the words, so "first-response target" meets
@@ -227,8 +225,8 @@ class ExtractiveGenerator:
         lines: list[str] = []
         said: set[str] = set()  # lead-ins already on a line: their items follow them
         for u in self._all_units(p)[0]:
-            asked = u.context[: len(u.context) - len(u.key)].strip() if u.key else u.context
-            if u.kind == "sentence" and asked and asked not in said:
+            asked = u.asked
+            if asked and asked not in said:
                 # An FAQ's question is no unit (ragway/units.py), but the model reads
                 # it on its line above the sentences that answer it.
                 lines.append(asked)
@@ -634,13 +632,13 @@ class ExtractiveGenerator:
 def repaired(question: str, passages: Sequence[Passage]) -> str:
     """The question with its misspelt words spelt as the passages spell them
     (ragway/spelling.py): scored and weighed as the user meant it."""
-    return spelling.repair(question, _vocabulary(tuple(p.text for p in passages)))
+    return _repaired(question, tuple(p.text for p in passages))
 
 
 @functools.lru_cache(maxsize=512)
-def _vocabulary(texts: tuple[str, ...]) -> dict[str, int]:
-    # score() and evidence() read the same passages: counted once.
-    return spelling.vocabulary(texts)
+def _repaired(question: str, texts: tuple[str, ...]) -> str:
+    # score() and evidence() ask for the same question over the same passages: once.
+    return spelling.repair(question, spelling.vocabulary(texts))
 
 
 def with_word_usage(event: GenerationEvent, request: GenerationRequest) -> GenerationEvent:
@@ -674,7 +672,7 @@ def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:
         # A transposed table (features as rows, plans as columns): the column
         # header is the entity ("Business"), the row key the attribute.
         quoted = u.row_text(asked or None)
-        if u.note and _MARK.search(quoted):
+        if u.note and FOOTNOTE_MARK.search(quoted):
             # The footnote a quoted cell points to ("pay day†") says what the cell
             # leaves out ("Same-day runs are limited to $25,000 per run").
             quoted = f"{_sentence(quoted)} {u.note}"
@@ -958,20 +956,12 @@ def _known(term: str, vocabulary: set[str]) -> bool:
         # identifier, not a misspelling.
         return False
     budget = 1 if len(term) < 7 else 2
-    return any(abs(len(v) - len(term)) <= budget and _within(term, v, budget) for v in vocabulary)
-
-
-def _within(a: str, b: str, budget: int) -> bool:
-    """Levenshtein distance of a and b is at most ``budget`` (banded dynamic programme)."""
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, start=1):
-        current = [i] + [0] * len(b)
-        for j, cb in enumerate(b, start=1):
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
-        if min(current) > budget:
-            return False
-        previous = current
-    return previous[-1] <= budget
+    # Levenshtein, as the answerability model was fitted with (swaps count two edits).
+    return any(
+        abs(len(v) - len(term)) <= budget
+        and spelling.edit_distance(term, v, budget, swaps=False) is not None
+        for v in vocabulary
+    )
 
 
 def _says_same(a: str, b: str) -> bool:

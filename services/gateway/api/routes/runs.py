@@ -220,12 +220,13 @@ async def stream_events(
     # streams in one round trip: at 2,000 streams opening at once, each round trip of a
     # stream's opening is 2,000 on one event loop. The place is taken before the record
     # is looked at, and given back when the stream does not open after all.
+    since = cursor if cursor != "0-0" else None
     async with store.pipeline() as pipe:
-        n = store.queue_get_with_events(pipe, run_id, cursor if cursor != "0-0" else None)
+        n = store.queue_get_with_events(pipe, run_id, since)
         taking = streams.queue_take(pipe, caller)
         replies: list[Any] = await pipe.execute(raise_on_error=False)
     try:
-        record, state = store.got_with_events(replies[:n], cursor if cursor != "0-0" else None)
+        record, state = store.got_with_events(replies[:n], since)
         owned(record, caller, run_id)  # RunNotFound (404) before anything about its events
         where = f"read the run's final record at /v1/runs/{run_id}"
         if state == "expired":
@@ -304,7 +305,7 @@ async def _follow(
     # through the middleware and a socket write, and a stream that joins a run late
     # (2,000 streams opening on one run) has its whole backlog there at once.
     async for batch in hub.follow_batches(run_id, cursor, stop=stop):
-        yield sse_bytes(batch[0]) if len(batch) == 1 else b"".join(map(sse_bytes, batch))
+        yield b"".join(map(sse_bytes, batch))  # one event: join hands back its bytes
         cursor = batch[-1].id
     if stopped:
         # This replica is stopping: tell the client to resume elsewhere. No id,
