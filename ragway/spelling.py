@@ -63,15 +63,16 @@ def repair(question: str, known: dict[str, int], dictionary: Container[str] | No
     real = english_words() if dictionary is None else dictionary
     forms = {w: (count, stem(w)) for w, count in known.items()}
     stems = frozenset(s for _, s in forms.values())
+    closest: dict[str, str | None] = {}  # a word repeated in the question is looked up once
     out: list[str] = []
     last = 0
     for m in _TOKEN.finditer(question):
         word = m.group(0)
-        fixed = (
-            _closest(word, forms, stems)
-            if _repairable(word, m.start(), question) and word.lower() not in real
-            else None
-        )
+        fixed = None
+        if _repairable(word, m.start(), question) and word.lower() not in real:
+            if word not in closest:
+                closest[word] = _closest(word, forms, stems)
+            fixed = closest[word]
         out.append(question[last : m.start()])
         out.append(word if fixed is None else _same_case(word, fixed))
         last = m.end()
