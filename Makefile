@@ -139,6 +139,10 @@ bench-retrieval: $(STAMP) ## SciFact validation: every mode, + the trained reran
 train-answerability: $(STAMP) ## Refit the refusal decision on the tuning QA sets (services/generator/answerability.json)
 	$(BIN)/ragway train answerability
 
+.PHONY: train-unit-ranker
+train-unit-ranker: $(STAMP) ## Refit which unit answers each question part on the tuning QA sets (services/generator/unit_ranker.json)
+	$(BIN)/ragway train unit-ranker
+
 .PHONY: eval-answers
 eval-answers: $(STAMP) ## The demo and both help-centre QA sets through the API (tuning and held-out parts)
 	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml

@@ -11,8 +11,9 @@ import contextlib
 import dataclasses
 import functools
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -235,6 +236,44 @@ def _advance(bar: Any, task: Any, done: int, _total: int) -> None:
     bar.update(task, completed=done)
 
 
+# The tuning parts of ragway's own QA sets: what the generator's learned parts fit on.
+_TUNING_SETS = [
+    Path("eval/demo-qa.yaml"),
+    Path("eval/helpcentre/qa-tuning.yaml"),
+    Path("eval/supportdesk/qa-tuning.yaml"),
+]
+
+T = TypeVar("T")
+
+
+def _per_tuning_set(
+    paths: list[Path],
+) -> Iterator[tuple[Path, Callable[[Callable[..., list[T]]], list[T]]]]:
+    """Each QA set's path and a runner that collects from it under a progress bar.
+
+    A held-out part is refused before anything starts: it is for evaluation only.
+    """
+    from ragway_tools.evaluation.qa import QAFileError, QASet, load_qa
+
+    held = [p for p in paths if "heldout" in p.name or "held-out" in p.name]
+    if held:
+        raise fail(f"{held[0]} is a held-out part: it may only be evaluated, never trained on")
+    for path in paths:
+        try:
+            qa_set = load_qa(path)
+        except QAFileError as exc:
+            raise fail(str(exc)) from exc
+
+        def collect(
+            from_stack: Callable[..., list[T]], qa_set: QASet = qa_set, name: str = path.stem
+        ) -> list[T]:
+            with progress_bar() as bar:
+                task = bar.add_task(name, total=len(qa_set.items))
+                return from_stack(qa_set, progress=functools.partial(_advance, bar, task))
+
+        yield path, collect
+
+
 @train_app.command("answerability")
 def answerability(
     qa: Annotated[
@@ -251,32 +290,16 @@ def answerability(
     """Fit the refusal decision on QA sets' questions (default: the tuning parts of the
     demo set and of both help-centre fixtures), with its threshold chosen by
     cross-validation."""
-    from ragway_tools.evaluation.qa import QAFileError, load_qa
     from ragway_tools.training import answerability as trainer
     from services.generator.backends.extractive import ExtractiveConfig
 
-    paths = qa or [
-        Path("eval/demo-qa.yaml"),
-        Path("eval/helpcentre/qa-tuning.yaml"),
-        Path("eval/supportdesk/qa-tuning.yaml"),
-    ]
-    held = [p for p in paths if "heldout" in p.name or "held-out" in p.name]
-    if held:
-        raise fail(f"{held[0]} is a held-out part: it may only be evaluated, never trained on")
+    paths = qa or _TUNING_SETS
     samples: list[trainer.Sample] = []
-    for path in paths:
+    for _, collect in _per_tuning_set(paths):
         try:
-            qa_set = load_qa(path)
-        except QAFileError as exc:
+            samples += collect(trainer.samples_from_stack)
+        except ValueError as exc:
             raise fail(str(exc)) from exc
-        with progress_bar() as bar:
-            task = bar.add_task(path.stem, total=len(qa_set.items))
-            try:
-                samples += trainer.samples_from_stack(
-                    qa_set, functools.partial(_advance, bar, task)
-                )
-            except ValueError as exc:
-                raise fail(str(exc)) from exc
     try:
         model, chosen = trainer.train(
             samples,
@@ -294,4 +317,36 @@ def answerability(
         f"weights {weights}, bias {model.bias:+.3f}; threshold {chosen.threshold:.2f}: "
         f"cross-validated abstention {chosen.abstention:.3f}, false refusals "
         f"{chosen.false_refusals:.3f}\nwrote {output}"
+    )
+
+
+@train_app.command("unit-ranker")
+def unit_ranker(
+    qa: Annotated[
+        list[Path] | None,
+        typer.Option(help="A QA set's TUNING part (repeatable); never a held-out part"),
+    ] = None,
+    output: Annotated[Path, typer.Option(help="Model file to write")] = Path(
+        "services/generator/unit_ranker.json"
+    ),
+) -> None:
+    """Learn which retrieved unit to quote for each part of a question (default: the
+    tuning parts of the demo set and of both help-centre fixtures), its ridge chosen
+    by leave-one-set-out."""
+    from ragway_tools.training import unit_ranker as trainer
+
+    paths = qa or _TUNING_SETS
+    found: list[trainer.Group] = []
+    for path, collect in _per_tuning_set(paths):
+        found += collect(functools.partial(trainer.groups_from_stack, name=str(path)))
+    try:
+        model, best = trainer.train(found, qa_paths=paths)
+    except ValueError as exc:
+        raise fail(str(exc)) from exc
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(model.to_json() + "\n", encoding="utf-8")
+    console.print(
+        f"{best.parts} question parts from {len(paths)} QA sets; ridge {best.l2}: "
+        f"left-out sets' first unit carries the fact for {best.first_correct}/{best.parts} "
+        f"parts (by support alone: {best.support_first_correct}/{best.parts})\nwrote {output}"
     )

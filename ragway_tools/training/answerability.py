@@ -17,7 +17,7 @@ Only the tuning part of a QA set may be given here; the held-out part is for
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,17 +27,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ragway.embedding import OnnxMiniLMEmbedder
-from ragway_tools.channels import service_channel
-from ragway_tools.demo import demo_stack
 from ragway_tools.evaluation.qa import QASet
-from services.gateway.auth import KeyRegistry
-from services.gateway.runs.context import pack
-from services.gateway.settings import GatewaySettings
+from ragway_tools.training.qa_passages import Progress, passages_from_stack
 from services.generator.answerability import FEATURES, AnswerabilityModel, Evidence
 from services.generator.backends.base import GenerationRequest, Passage
 from services.generator.backends.extractive import ExtractiveGenerator
-
-Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,11 +183,11 @@ def train(
 
 
 def collect(
-    qa: QASet, generator: ExtractiveGenerator, passages_of: Callable[[str, str], list[Passage]]
+    qa: QASet, generator: ExtractiveGenerator, passages: Mapping[str, Sequence[Passage]]
 ) -> Iterator[Sample]:
-    """One sample per item (multi-turn files are not QA sets and are not read here)."""
+    """One sample per item, from each item's packed passages (by item id)."""
     for item in qa.items:
-        found = passages_of(item.question, qa.callers[item.caller])
+        found = list(passages[item.id])
         scored = generator.score(item.question, found) if found else []
         floor = generator.refusal(GenerationRequest(item.question, found), scored) is not None
         yield Sample(
@@ -207,52 +201,6 @@ def collect(
 
 def samples_from_stack(qa: QASet, progress: Progress | None = None) -> list[Sample]:
     """Start a private stack on the QA set's knowledge base and collect its samples."""
-    from ragway.v1 import retriever_pb2 as pb
-    from ragway.v1 import retriever_pb2_grpc as pbg
-
-    gateway = GatewaySettings()
     # The floor alone decides which passages would be refused anyway: no model here.
     generator = ExtractiveGenerator(OnnxMiniLMEmbedder())
-    # A QA set over its own knowledge base names it and its keys; else the demo's.
-    with demo_stack(kb=qa.knowledge_base, api_keys=qa.api_keys) as stack:
-        config = stack.config
-        keys = KeyRegistry.from_file(config.api_keys_file)
-        with service_channel(config.retriever_addr, config.service_token) as channel:
-            stub = pbg.RetrieverStub(channel)
-
-            def passages_of(question: str, key: str) -> list[Passage]:
-                who = keys.authenticate(key, None)
-                response = stub.Search(
-                    pb.SearchRequest(
-                        query=question,
-                        tenant=who.tenant,
-                        access_groups=sorted(who.groups),
-                        top_k=gateway.top_k,
-                        candidate_depth=gateway.candidate_depth,
-                        mode=pb.SEARCH_MODE_HYBRID,
-                        budget_ms=gateway.retrieval_budget_ms,
-                        unit_vectors=True,
-                    ),
-                    timeout=gateway.retrieval_budget_ms / 1000 + 30,
-                )
-                return [
-                    Passage(
-                        p.number,
-                        p.hit.chunk_id,
-                        p.hit.document_id,
-                        p.hit.title,
-                        p.hit.section,
-                        p.hit.text,
-                        p.hit.url,
-                        p.hit.score,
-                        p.hit.unit_vectors,
-                    )
-                    for p in pack(response.hits, gateway.context_token_budget, gateway.top_k)
-                ]
-
-            out: list[Sample] = []
-            for n, sample in enumerate(collect(qa, generator, passages_of), start=1):
-                out.append(sample)
-                if progress is not None:
-                    progress(n, len(qa.items))
-            return out
+    return list(collect(qa, generator, passages_from_stack(qa, progress)))

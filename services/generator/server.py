@@ -22,6 +22,7 @@ from services.generator.backends.openai_compat import OpenAIChatModel, OpenAICon
 from services.generator.prompts import PromptTemplate
 from services.generator.servicer import GeneratorServicer
 from services.generator.settings import GeneratorSettings
+from services.generator.unit_ranker import UnitRanker
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = generator_pb2.DESCRIPTOR.services_by_name["Generator"].full_name
@@ -46,7 +47,8 @@ def build_backend(settings: GeneratorSettings) -> GeneratorBackend:
         if settings.answerability_model == "off"
         else AnswerabilityModel.load(settings.answerability_model)
     )
-    extractive = ExtractiveGenerator(embedder, config, answerability)
+    ranker = None if settings.unit_ranker == "off" else UnitRanker.load(settings.unit_ranker)
+    extractive = ExtractiveGenerator(embedder, config, answerability, ranker)
     if settings.generator_backend == "extractive":
         return extractive
     # LLM backends keep the extractive one: evidence gate and fallback answer.

@@ -11,6 +11,7 @@ from ragway.settings import ServiceSettings
 from services.generator.answerability import DEFAULT_MODEL as DEFAULT_ANSWERABILITY
 from services.generator.backends.llm import NumberPolicy
 from services.generator.prompts import DEFAULT_PROMPT
+from services.generator.unit_ranker import DEFAULT_RANKER as DEFAULT_UNIT_RANKER
 
 
 class GeneratorSettings(ServiceSettings):
@@ -26,6 +27,9 @@ class GeneratorSettings(ServiceSettings):
     # Above that floor, a calibrated model decides whether the evidence answers
     # (services/generator/answerability.py); "off" leaves the floor alone.
     answerability_model: Path | Literal["off"] = DEFAULT_ANSWERABILITY
+    # Which unit each part of a question is answered with, when the evidence
+    # answers (services/generator/unit_ranker.py); "off" orders them by support.
+    unit_ranker: Path | Literal["off"] = DEFAULT_UNIT_RANKER
     max_sentences: int = Field(default=3, ge=1, le=10)
     default_max_output_tokens: int = Field(default=256, ge=16, le=4096)
     max_passages: int = Field(default=50, ge=1, le=200)

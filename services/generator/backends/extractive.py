@@ -65,6 +65,7 @@ from services.generator.backends.base import (
     Usage,
     Verdict,
 )
+from services.generator.unit_ranker import UnitRanker
 
 MODEL = "extractive-v2"
 # How much less support a second or third part of a question needs (see select).
@@ -160,6 +161,8 @@ class ScoredUnit:
     unit: Unit | None = None
     part: int = 0  # which part of the question it answers
     coverage: float = 0.0  # the weighted share of the part's terms the unit contains
+    features: tuple[float, ...] = ()  # what the unit ranker reads (UNIT_FEATURES)
+    rank: float = 0.0  # the unit ranker's score, when one is configured
 
 
 # The name the LLM backends and older callers use.
@@ -174,12 +177,16 @@ class ExtractiveGenerator:
         embedder: Embedder,
         config: ExtractiveConfig | None = None,
         answerability: AnswerabilityModel | None = None,
+        ranker: UnitRanker | None = None,
     ) -> None:
         self._embedder = embedder
         self._config = config or ExtractiveConfig()
         # Decides, above the min_support floor, whether the evidence answers at all
         # (services/generator/answerability.py); None: the floor alone decides.
         self.answerability = answerability
+        # Orders each part's units for quoting (services/generator/unit_ranker.py);
+        # None: by support.
+        self.ranker = ranker
         self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._cache_lock = threading.Lock()
         self._units: OrderedDict[str, tuple[list[Unit], list[Unit]]] = OrderedDict()
@@ -319,39 +326,92 @@ class ExtractiveGenerator:
             bound = asks_bound(part.text)
             noun = counted(part.text)
             noun_stem = stem(noun) if noun else None
-            for (p, u), cos, text, context_terms in zip(
-                candidates, cosines, quotes, unit_terms, strict=True
+            typed = part.answer_type not in (AnswerType.ANY, AnswerType.NAME)
+            coverages = [
+                (sum(weights[t] for t in q_terms & terms) / total_weight if total_weight else 0.0)
+                for terms in unit_terms
+            ]
+            top_cos = float(np.max(cosines)) if len(cosines) else 0.0
+            top_coverage = max(coverages, default=0.0)
+            # How well a unit's passage as a whole meets the part: its best unit.
+            passage_cos: dict[int, float] = {}
+            for (p, _), cos in zip(candidates, cosines, strict=True):
+                passage_cos[p.number] = max(passage_cos.get(p.number, 0.0), float(cos))
+            top_score = max((p.retrieval_score for p in passages), default=0.0) or 1.0
+            for (p, u), cos, text, coverage in zip(
+                candidates, cosines, quotes, coverages, strict=True
             ):
-                covered = sum(weights[t] for t in q_terms & context_terms)
-                coverage = covered / total_weight if total_weight else 0.0
-                support = w * float(np.clip(cos, 0.0, 1.0)) + (1 - w) * coverage
+                cos = float(np.clip(cos, 0.0, 1.0))
+                support = w * cos + (1 - w) * coverage
                 support -= cfg.missing_weight * missing_share
                 support -= cfg.missing_name_weight * min(names_missing, 2)
-                if bound and states_bound(text):
+                bounded = bool(bound and states_bound(text))
+                if bounded:
                     support += cfg.bound_weight
-                if ordinal is not None and u.kind == "item" and _item_number(u) == ordinal:
+                step = ordinal is not None and u.kind == "item" and _item_number(u) == ordinal
+                if step:
                     support += cfg.key_weight
-                if part.answer_type not in (AnswerType.ANY, AnswerType.NAME):
+                holding = 0.0
+                if typed:
                     # Lacking the asked kind costs less than holding it gains
                     # (lack_weight): the question's wording can mislead.
-                    holding = _holds_asked(text, part.answer_type, noun_stem)
+                    holding = 1.0 if _holds_asked(text, part.answer_type, noun_stem) else -1.0
                     lack = (
                         cfg.strict_lack_weight
                         if part.answer_type in _STRICT_TYPES
                         else cfg.lack_weight
                     )
-                    support += cfg.type_weight if holding else -lack
+                    support += cfg.type_weight if holding > 0 else -lack
+                keyed = other_row = 0.0
                 if u.kind == "row":
                     key = row_keys[p.number].get(u.position, set())
                     if key and _key_matches(key, q_terms):
                         support += cfg.key_weight
+                        keyed = 1.0
                     elif names or any(k & q_terms for k in row_keys[p.number].values()):
                         # The question names an entity (another row's key, or a
                         # name no row has: "the API Plus add-on"): not this row.
                         support -= cfg.other_row_weight
+                        other_row = 1.0
                 support = float(np.clip(support, 0.0, 1.0))
-                scored.append(ScoredUnit(p, u.position, text, support, u, n, coverage))
-        scored.sort(key=lambda x: (-x.support, x.passage.number, x.position, x.part))
+                own = content_terms(text)
+                own_coverage = (
+                    sum(weights[t] for t in q_terms & own) / total_weight if total_weight else 0.0
+                )
+                asked = content_terms(u.asked) if u.asked else set()
+                asked_coverage = (
+                    sum(weights[t] for t in q_terms & asked) / total_weight if total_weight else 0.0
+                )
+                features = (
+                    support,
+                    cos,
+                    coverage,
+                    own_coverage,
+                    cos - top_cos,
+                    coverage - top_coverage,
+                    holding,
+                    keyed,
+                    other_row,
+                    float(bounded),
+                    float(step),
+                    1.0 / p.number if p.number > 0 else 0.0,
+                    float(u.kind == "row"),
+                    float(u.kind == "item"),
+                    float(u.kind == "code"),
+                    float(bool(u.context)),
+                    math.log1p(len(words(text))),
+                    float(u.position == 0),
+                    passage_cos[p.number] - top_cos,
+                    p.retrieval_score / top_score,
+                    asked_coverage,
+                )
+                rank = self.ranker.score(features) if self.ranker is not None else support
+                scored.append(
+                    ScoredUnit(p, u.position, text, support, u, n, coverage, features, rank)
+                )
+        # Best first: by the ranker's order when there is one (the support still
+        # decides whether anything answers: see refusal and select).
+        scored.sort(key=lambda x: (-x.rank, x.passage.number, x.position, x.part))
         return scored
 
     def _sentence_vectors(self, texts: list[str]) -> npt.NDArray[np.float32]:
@@ -406,17 +466,19 @@ class ExtractiveGenerator:
         floor = threshold
         for part in range(n_parts):
             ranked = [s for s in scored if s.part == part]
-            if not ranked or ranked[0].support < floor:
+            # The best-ranked unit with enough support answers the part.
+            first = next((s for s in ranked if s.support >= floor), None)
+            if first is None:
                 continue
             if n_parts > 1:
                 floor = threshold - MULTI_PART_SLACK
-            best = ranked[0].support
+            best = first.support
             taken = 0
             for s in ranked:
                 if taken == per_part:
                     break
-                if s.support < max(floor, self._config.relative_cutoff * best):
-                    break
+                if s is not first and s.support < max(floor, self._config.relative_cutoff * best):
+                    continue
                 if any(_same_unit(s, c) or _near_duplicate(s.text, c.text) for c in chosen):
                     if taken == 0:
                         taken = 1  # the part is answered by a unit already chosen
@@ -436,11 +498,11 @@ class ExtractiveGenerator:
         if not scored:
             return Evidence(support=0.0, margin=0.0, missing=1.0)
         question = repaired(question, passages)
-        best = scored[0]
+        best = _best_supported(scored)
         # The runner-up is the best unit of another passage that says something
         # else: a knowledge base that states a fact on two pages (a table and an
         # FAQ) has no rival answer, only a second copy.
-        other = next(
+        other = max(
             (
                 s.support
                 for s in scored
@@ -448,7 +510,7 @@ class ExtractiveGenerator:
                 and s.passage.number != best.passage.number
                 and not _says_same(s.text, best.text)
             ),
-            0.0,
+            default=0.0,
         )
         text = parts(question)[best.part].text
         passage_terms = [_passage_terms(p) for p in passages]
@@ -511,7 +573,7 @@ class ExtractiveGenerator:
             return _refusal(
                 RefusalReason.NO_EVIDENCE, "No passage in the knowledge base matched the question."
             )
-        best = scored[0].support if scored else 0.0
+        best = _best_supported(scored).support if scored else 0.0
         threshold = self.threshold(request)
         if best < threshold:
             return _refusal(
@@ -601,7 +663,7 @@ class ExtractiveGenerator:
         if refused is not None:
             yield refused
             return
-        best = scored[0].support
+        best = _best_supported(scored).support
         chosen = self._whole_lists(
             [
                 self._complete(u, request.question)
@@ -691,6 +753,11 @@ def _sentence(text: str) -> str:
     """A unit ends like a sentence before its citation."""
     text = text.rstrip()
     return text if text.endswith((".", "!", "?", ":")) else text + "."
+
+
+def _best_supported(scored: Sequence[ScoredUnit]) -> ScoredUnit:
+    """The unit with the most support (the first, unless a ranker orders them)."""
+    return max(scored, key=lambda s: s.support)
 
 
 def _same_unit(a: ScoredUnit, b: ScoredUnit) -> bool:

@@ -119,7 +119,7 @@ class LLMGenerator:
                 yield _no_model_usage(event)
             return
         scored = await asyncio.to_thread(self.extractive.score, request.question, request.passages)
-        best = scored[0].support if scored else 0.0
+        best = max((s.support for s in scored), default=0.0)
         # The same decision as the extractive answer's: small models do not abstain.
         gate = self.policy.evidence_gate
         if gate and await asyncio.to_thread(self.extractive.refusal, request, scored) is not None:

@@ -34,10 +34,14 @@ from services.generator.backends.extractive import (
     question_terms,
 )
 from services.generator.grounding import citations, review_final
+from services.generator.unit_ranker import UnitRanker
 from tests.unit.services.retriever.fakes import FakeEmbedder
 
-# As the generator serves by default: the floor and the packaged answerability model.
-GEN = ExtractiveGenerator(OnnxMiniLMEmbedder(), answerability=AnswerabilityModel.load())
+# As the generator serves by default: the floor, the packaged answerability model
+# and the packaged unit ranker.
+GEN = ExtractiveGenerator(
+    OnnxMiniLMEmbedder(), answerability=AnswerabilityModel.load(), ranker=UnitRanker.load()
+)
 PASSAGES = [
     Passage(
         1,
