@@ -54,6 +54,14 @@ UNIT_FEATURES: tuple[str, ...] = (
 )
 
 
+def unit_features(**values: float) -> tuple[float, ...]:
+    """A unit's features by name, in ``UNIT_FEATURES`` order (every one, no other)."""
+    if values.keys() != set(UNIT_FEATURES):
+        wrong = sorted(set(values) ^ set(UNIT_FEATURES))
+        raise ValueError(f"unit features must be exactly UNIT_FEATURES; differ: {wrong}")
+    return tuple(values[name] for name in UNIT_FEATURES)
+
+
 class UnitRankerError(ValueError):
     """A unit ranker file that cannot be used."""
 

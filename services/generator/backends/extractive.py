@@ -65,7 +65,7 @@ from services.generator.backends.base import (
     Usage,
     Verdict,
 )
-from services.generator.unit_ranker import UnitRanker
+from services.generator.unit_ranker import UnitRanker, unit_features
 
 MODEL = "extractive-v2"
 # How much less support a second or third part of a question needs (see select).
@@ -382,28 +382,28 @@ class ExtractiveGenerator:
                 asked_coverage = (
                     sum(weights[t] for t in q_terms & asked) / total_weight if total_weight else 0.0
                 )
-                features = (
-                    support,
-                    cos,
-                    coverage,
-                    own_coverage,
-                    cos - top_cos,
-                    coverage - top_coverage,
-                    holding,
-                    keyed,
-                    other_row,
-                    float(bounded),
-                    float(step),
-                    1.0 / p.number if p.number > 0 else 0.0,
-                    float(u.kind == "row"),
-                    float(u.kind == "item"),
-                    float(u.kind == "code"),
-                    float(bool(u.context)),
-                    math.log1p(len(words(text))),
-                    float(u.position == 0),
-                    passage_cos[p.number] - top_cos,
-                    p.retrieval_score / top_score,
-                    asked_coverage,
+                features = unit_features(
+                    support=support,
+                    cosine=cos,
+                    coverage=coverage,
+                    own_coverage=own_coverage,
+                    cosine_gap=cos - top_cos,
+                    coverage_gap=coverage - top_coverage,
+                    holds_kind=holding,
+                    row_key=keyed,
+                    other_row=other_row,
+                    bound=float(bounded),
+                    step=float(step),
+                    passage_rank=1.0 / p.number if p.number > 0 else 0.0,
+                    row=float(u.kind == "row"),
+                    item=float(u.kind == "item"),
+                    code=float(u.kind == "code"),
+                    has_context=float(bool(u.context)),
+                    log_words=math.log1p(len(words(text))),
+                    first_in_passage=float(u.position == 0),
+                    passage_cosine_gap=passage_cos[p.number] - top_cos,
+                    retrieval_score=p.retrieval_score / top_score,
+                    asked_coverage=asked_coverage,
                 )
                 rank = self.ranker.score(features) if self.ranker is not None else support
                 scored.append(

@@ -17,6 +17,7 @@ from services.generator.unit_ranker import (
     UNIT_FEATURES,
     UnitRanker,
     UnitRankerError,
+    unit_features,
 )
 
 N = len(UNIT_FEATURES)
@@ -142,3 +143,12 @@ def test_without_a_ranker_units_are_ordered_by_support() -> None:
     scored = ExtractiveGenerator(EMBEDDER).score(QUESTION, [PAGE])
     assert [s.support for s in scored] == sorted((s.support for s in scored), reverse=True)
     assert all(len(s.features) == N for s in scored)
+
+
+def test_features_are_given_by_name_and_come_out_in_the_rankers_order() -> None:
+    values = {name: float(i) for i, name in enumerate(UNIT_FEATURES)}
+    assert unit_features(**values) == tuple(float(i) for i in range(N))
+    with pytest.raises(ValueError, match="support"):
+        unit_features(**{k: v for k, v in values.items() if k != "support"})
+    with pytest.raises(ValueError, match="extra"):
+        unit_features(**values, extra=1.0)
