@@ -207,6 +207,11 @@ _LEANS_BACK = re.compile(
 )
 
 
+# The labels of an FAQ written as "Q: …? A: …": the page's layout, not its words.
+_QUESTION_LABEL = re.compile(r"^(?:Q|Question)\s*[:.]\s+", re.I)
+_ANSWER_LABEL = re.compile(r"^(?:A|Answer)\s*[:.]\s+")
+
+
 def _sentence_units(sentences: list[str], asked: str, out: list[Unit]) -> str:
     """A paragraph's sentences as units; the question it leaves for the next paragraph.
 
@@ -218,8 +223,11 @@ def _sentence_units(sentences: list[str], asked: str, out: list[Unit]) -> str:
     previous = ""
     for sentence in sentences:
         if sentence.endswith("?"):
-            asked, previous = sentence, ""
+            asked, previous = _QUESTION_LABEL.sub("", sentence), ""
             continue
+        if asked and not previous:
+            # "Q: … A: Open a claim within 21 days." answers without its label.
+            sentence = _ANSWER_LABEL.sub("", sentence) or sentence
         lean = previous if previous and _LEANS_BACK.match(sentence) else ""
         context = " ".join(t for t in (asked, lean) if t)
         out.append(Unit("sentence", len(out), sentence, context=context, key=lean))

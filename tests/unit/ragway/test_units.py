@@ -122,3 +122,24 @@ def test_a_row_reads_the_footnote_its_cell_points_to() -> None:
     assert "$25,000" in rows["Same-day"].context  # embedded and weighed with the row
     assert rows["Extra"].note == "Only on Premium."
     assert rows["Standard"].note == ""
+
+
+def test_an_faq_written_with_q_and_a_labels_answers_without_them() -> None:
+    faq = (
+        "Q: What happens if a parcel is lost?\n"
+        "A: Open a claim within 21 days of the ship date. We refund the label.\n\n"
+        "Question: Can I change the address?\n"
+        "Answer: Only for UPS parcels.\n"
+    )
+    found = units(faq)
+    assert [u.text for u in found] == [
+        "Open a claim within 21 days of the ship date.",
+        "We refund the label.",
+        "Only for UPS parcels.",
+    ]
+    assert found[0].context == "What happens if a parcel is lost?"
+    assert found[2].context == "Can I change the address?"
+    # An answer that opens with the article keeps it.
+    assert units("Do you ship abroad? A customs form is needed.")[0].text == (
+        "A customs form is needed."
+    )
