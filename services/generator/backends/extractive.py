@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from ragway import spelling
+from ragway import acronyms, spelling
 from ragway.citations import escape_literals
 from ragway.embedding import Embedder
 from ragway.question import (
@@ -287,7 +287,7 @@ class ExtractiveGenerator:
         candidates = [(p, u) for p in passages for u in self._passage_units(p)]
         if not candidates:
             return []
-        question = repaired(question, passages)
+        question = repaired(question, passages, self._embedder)
         question_parts = parts(question)
         unit_vectors = self._unit_vectors(candidates)
         part_vectors = self._embedder.embed([q.text for q in question_parts])
@@ -497,7 +497,7 @@ class ExtractiveGenerator:
         """The shape of the evidence for the question's best-supported part."""
         if not scored:
             return Evidence(support=0.0, margin=0.0, missing=1.0)
-        question = repaired(question, passages)
+        question = repaired(question, passages, self._embedder)
         best = _best_supported(scored)
         # The runner-up is the best unit of another passage that says something
         # else: a knowledge base that states a fact on two pages (a table and an
@@ -691,16 +691,28 @@ class ExtractiveGenerator:
         )
 
 
-def repaired(question: str, passages: Sequence[Passage]) -> str:
-    """The question with its misspelt words spelt as the passages spell them
-    (ragway/spelling.py): scored and weighed as the user meant it."""
-    return _repaired(question, tuple(p.text for p in passages))
+def repaired(question: str, passages: Sequence[Passage], embedder: Embedder | None = None) -> str:
+    """The question as the passages would word it: misspelt words spelt as they
+    spell them (ragway/spelling.py) and, given the embedder, acronyms they never
+    write spelt out as they do (ragway/acronyms.py). Scored and weighed as the user
+    meant it."""
+    texts = tuple(p.text for p in passages)
+    question = _repaired(question, texts)
+    if embedder is None:
+        return question
+    # Embeds only for an acronym no passage writes: rare, and then a few short texts.
+    return acronyms.expand(question, texts, functools.partial(_cosines, embedder))
 
 
 @functools.lru_cache(maxsize=512)
 def _repaired(question: str, texts: tuple[str, ...]) -> str:
     # score() and evidence() ask for the same question over the same passages: once.
     return spelling.repair(question, spelling.vocabulary(texts))
+
+
+def _cosines(embedder: Embedder, text: str, others: Sequence[str]) -> list[float]:
+    vectors = embedder.embed([text, *others])
+    return [float(vectors[0] @ v) for v in vectors[1:]]
 
 
 def with_word_usage(event: GenerationEvent, request: GenerationRequest) -> GenerationEvent:

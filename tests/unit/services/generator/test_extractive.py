@@ -601,3 +601,19 @@ def test_the_llm_prompt_text_keeps_an_faqs_question_above_its_answer() -> None:
         "Only USPS and Royal Mail deliver to PO boxes.",
         "Other carriers reject the label.",
     ]
+
+
+def test_an_acronym_the_page_spells_out_is_answered_not_refused() -> None:
+    page = Passage(
+        1,
+        "security#sso",
+        "security",
+        "Security",
+        "Single sign-on",
+        "Single sign-on is available on the Scale plan. Members then sign in through "
+        "your identity provider.",
+    )
+    final = run("Which plan has SSO?", [page])[-1]
+    assert isinstance(final, Final)
+    assert final.verdict == Verdict.GROUNDED, final.refusal_detail
+    assert "Scale plan" in final.answer

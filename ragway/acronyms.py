@@ -1,0 +1,90 @@
+"""Acronyms in a question spelt out as the evidence spells them.
+
+A user asks "Is SSO on the Team plan?" of a page that says "Single sign-on is
+available on the Scale plan." The page never writes "SSO", so term coverage
+counts the question's main word as absent from every passage, the refusal
+decision reads it as a subject the knowledge base does not cover, and the
+embedding model sees three letters instead of the idea.
+
+``expand`` replaces an acronym (two to six capitals, "SSO", "MFA", "SLAs") that
+no passage contains by the words the passages themselves use for it: a run of
+consecutive words whose initials spell it, hyphenated words read as their parts
+("sign-on" is "sign" and "on"). Runs of initials are common by chance ("all
+plans include" spells API), so a run counts only when none of its words is a
+function word and the embedding model reads it close to the acronym (cosine at
+least ``MIN_SIMILARITY``: "SSO" and "single sign on" 0.36, "API" and "add plan
+items" far less); of several, the closest wins. An acronym the passages also
+write as such, or cannot spell out, is left as it is, so a product or plan name
+the evidence does not know stays unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from ragway.text import STOPWORDS
+
+_ACRONYM = re.compile(r"\b([A-Z]{2,6})(s?)\b")
+_TOKEN = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
+# How close (cosine) the embedding model must read an acronym and its spelling out.
+MIN_SIMILARITY = 0.2
+# The cosines of a text and each of several others.
+Similarity = Callable[[str, Sequence[str]], Sequence[float]]
+
+
+def expand(question: str, texts: Iterable[str], similarity: Similarity) -> str:
+    """The question with each acronym the passages do not write spelt out as they do."""
+    found = list(_ACRONYM.finditer(question))
+    if not found:
+        return question
+    corpus = list(texts)
+    written = {m.group(1) for text in corpus for m in _ACRONYM.finditer(text)}
+    words_of = [_words(text) for text in corpus]
+    out: list[str] = []
+    last = 0
+    for m in found:
+        acronym = m.group(1)
+        if acronym in written:
+            continue
+        expansion = _expansion(acronym, words_of, similarity)
+        if expansion is None:
+            continue
+        out.append(question[last : m.start()])
+        out.append(expansion + ("s" if m.group(2) else ""))
+        last = m.end()
+    out.append(question[last:])
+    return "".join(out)
+
+
+def _words(text: str) -> list[tuple[str, bool]]:
+    """The words of a text, lower-case, each with whether it is part of a hyphenated
+    word: "sign-on" is "sign" and "on", whose initials spell the end of "SSO"."""
+    out: list[tuple[str, bool]] = []
+    for token in _TOKEN.findall(text):
+        pieces = token.lower().split("-")
+        out += [(p, len(pieces) > 1) for p in pieces if p]
+    return out
+
+
+def _expansion(
+    acronym: str, words_of: list[list[tuple[str, bool]]], similarity: Similarity
+) -> str | None:
+    letters = acronym.lower()
+    n = len(letters)
+    runs: set[str] = set()
+    for ws in words_of:
+        for i in range(len(ws) - n + 1):
+            run = ws[i : i + n]
+            # A function word standing alone ("all plans include") makes a chance
+            # run; inside a hyphenated word ("sign-on") it is part of a term.
+            if all(w[0] == c for (w, _), c in zip(run, letters, strict=True)) and not any(
+                w in STOPWORDS and not hyphenated for w, hyphenated in run
+            ):
+                runs.add(" ".join(w for w, _ in run))
+    if not runs:
+        return None
+    candidates = sorted(runs)
+    scores = similarity(acronym, candidates)
+    best = max(range(len(candidates)), key=lambda i: scores[i])
+    return candidates[best] if scores[best] >= MIN_SIMILARITY else None
