@@ -21,6 +21,7 @@ name only some of its cells (``row_text``), still only the row's own words.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -44,6 +45,11 @@ _EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _ITALIC = re.compile(r"(?<![\w*])([*_])(?=\S)(.+?)(?<=\S)\1(?![\w*])")
 _CODE = re.compile(r"`([^`]+)`")
 _HTML_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
+_AUTOLINK = re.compile(r"<((?:https?|ftp)://[^>\s]+|mailto:[^>\s]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)>")
+_FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]+\]")
+_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
+_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>&])")
+_HELD = re.compile(r"\x00(\d+)\x00")
 
 
 def plain(text: str) -> str:
@@ -54,7 +60,9 @@ def plain(text: str) -> str:
     as written, so the grounding checks still find every one in the passage. Inline
     code is kept verbatim, whatever it holds: ``\u0060--carrier <code> --on\u0060``
     is a command with a placeholder, not an HTML tag, and ``\u0060__init__\u0060`` is
-    no emphasis.
+    no emphasis. Outside code, text reads as the rendered page does: entities are
+    their characters, an autolink is its address, an escaped character is that
+    character, and struck-out text (what no longer holds) is gone.
     """
     pieces = _CODE.split(text)  # text, code, text, code, …, text
     out = [
@@ -65,12 +73,27 @@ def plain(text: str) -> str:
 
 
 def _plain_prose(text: str) -> str:
+    # A backslash-escaped character is that character, never syntax: "\\*wildcard\\*"
+    # is a word between asterisks, not emphasis. Held aside until the syntax is gone.
+    escaped: list[str] = []
+
+    def hold(m: re.Match[str]) -> str:
+        escaped.append(m.group(1))
+        return f"\x00{len(escaped) - 1}\x00"
+
+    text = _ESCAPED.sub(hold, text)
+    text = _AUTOLINK.sub(r"\1", text)  # <https://…> is a link whose text is its address
     text = _LINK.sub(r"\1", text)
+    text = _FOOTNOTE_REF.sub("", text)
+    # Struck-out text is what no longer holds ("~~$12~~ $10 a month"): not read at all.
+    text = _STRIKE.sub("", text)
     for _ in range(2):  # nested emphasis: ***x*** or **_x_**
         text = _EMPHASIS.sub(r"\2", text)
         text = _ITALIC.sub(r"\2", text)
     text = _HTML_TAG.sub("", text)
-    return text.replace("\\|", "|")
+    # Entities last: "&lt;b&gt;" is the text "<b>", not a tag to remove.
+    text = html.unescape(text)
+    return _HELD.sub(lambda m: escaped[int(m.group(1))], text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -143,3 +143,30 @@ def test_an_faq_written_with_q_and_a_labels_answers_without_them() -> None:
     assert units("Do you ship abroad? A customs form is needed.")[0].text == (
         "A customs form is needed."
     )
+
+
+def test_plain_text_reads_as_a_person_reads_the_rendered_page() -> None:
+    # Entities are their characters (exported help centres are full of them).
+    assert plain("Terms &amp; conditions apply&nbsp;to all plans.") == (
+        "Terms & conditions apply to all plans."
+    )
+    assert plain("Costs 5&euro; a month &mdash; billed yearly.") == (
+        "Costs 5€ a month — billed yearly."
+    )
+    assert plain("Write &lt;b&gt; for bold.") == "Write <b> for bold."
+    # An autolink is its address, not an HTML tag to drop.
+    assert plain("See <https://example.com/help> or mail <help@example.com>.") == (
+        "See https://example.com/help or mail help@example.com."
+    )
+    # Escaped characters are characters, never emphasis.
+    assert plain(r"Use the \*wildcard\* or \_under\_.") == "Use the *wildcard* or _under_."
+    assert plain(r"5 \* 3 = 15") == "5 * 3 = 15"
+    # Struck-out text no longer holds; footnote references are no words.
+    assert plain("~~$12~~ $10 a month.[^1]") == "$10 a month."
+    # Code stays verbatim, escapes and all.
+    assert plain(r"Run `a\*b &amp; c`.") == r"Run a\*b &amp; c."
+
+
+def test_a_table_cell_with_entities_and_escaped_pipes_reads_plainly() -> None:
+    rows = units("| Plan | Price |\n|---|---|\n| Pro &amp; Team | &#36;10 |\n| A \\| B | 5 |")
+    assert [u.text for u in rows] == ["Pro & Team — Price: $10", "A | B — Price: 5"]
