@@ -173,6 +173,11 @@ class _HtmlBlocks(HTMLParser):
         self._heading: int | None = None
         self._pre = False
         self._lists: list[list[str]] = []  # open lists, innermost last
+        self._ordered: list[bool] = []  # whether each open list is an <ol>
+        # A definition list: its "term: definition" items, and the open term or definition.
+        self._definitions: list[str] | None = None
+        self._term = ""
+        self._definition: list[str] | None = None
         self._item: list[str] | None = None
         self._table: list[tuple[list[str], bool]] | None = None  # (cells, is header row)
         self._cell: list[str] | None = None
@@ -202,8 +207,14 @@ class _HtmlBlocks(HTMLParser):
                 self._lists[-1].append(" ".join("".join(self._item).split()))
                 self._item = None
             self._lists.append([])
+            self._ordered.append(tag == "ol")
         elif tag == "li":
             self._item = []
+        elif tag == "dl":
+            self._flush()
+            self._definitions = []
+        elif tag in ("dt", "dd") and self._definitions is not None:
+            self._definition = []
         elif tag == "table":
             self._flush()
             self._table = []
@@ -242,13 +253,34 @@ class _HtmlBlocks(HTMLParser):
             self._item = None
         elif tag in ("ul", "ol") and self._lists:
             items = self._lists.pop()
+            ordered = self._ordered.pop()
+            # Items keep their markers; an <ol>'s its numbers ("the third step" is asked
+            # by number). A nested list's items arrive indented and already marked.
+            marked: list[str] = []
+            number = 0
+            for item in items:
+                if item.startswith("  "):
+                    marked.append(item)
+                else:
+                    number += 1
+                    marked.append(f"{number}. {item}" if ordered else f"- {item}")
             if self._lists:  # a nested list continues its parent's items, indented
-                self._lists[-1].extend("  " + i for i in items)
-            elif items:
-                rendered = tuple(
-                    f"- {i}" if not i.startswith("  ") else f"  - {i.strip()}" for i in items
-                )
+                self._lists[-1].extend("  " + m for m in marked)
+            elif marked:
+                self.blocks.append(Block("list", "\n".join(marked), units=tuple(marked)))
+        elif tag in ("dt", "dd") and self._definition is not None:
+            text = " ".join("".join(self._definition).split())
+            self._definition = None
+            if tag == "dt":
+                self._term = text
+            elif self._definitions is not None and text:
+                # A term and its definition read as one item: "Export link lifetime: 7 days".
+                self._definitions.append(f"{self._term}: {text}" if self._term else text)
+        elif tag == "dl" and self._definitions is not None:
+            rendered = tuple(f"- {d}" for d in self._definitions)
+            if rendered:
                 self.blocks.append(Block("list", "\n".join(rendered), units=rendered))
+            self._definitions, self._term = None, ""
         elif tag in ("td", "th") and self._cell is not None and self._table:
             self._table[-1][0].append(" ".join("".join(self._cell).split()).replace("|", "\\|"))
             self._cell = None
@@ -265,6 +297,8 @@ class _HtmlBlocks(HTMLParser):
             self.title = ((self.title or "") + data).strip() or None
         elif self._cell is not None:
             self._cell.append(data)
+        elif self._definition is not None:
+            self._definition.append(data)
         elif self._item is not None:
             self._item.append(data)
         elif self._table is None:

@@ -126,6 +126,21 @@ y = 2</pre><script>alert(1)</script></body></html>"""
     assert [c.section for c in doc.chunks] == ["", "Limits"]
 
 
+def test_html_steps_keep_their_numbers_and_definitions_their_terms() -> None:
+    html = """<h1>Export</h1><p>To export your data:</p>
+    <ol><li>Open <b>Settings</b>.</li><li>Choose a format:<ul><li>CSV</li><li>JSON</li></ul>
+    </li><li>Click <code>Start export</code>.</li></ol>
+    <dl><dt>Export link lifetime</dt><dd>7 days</dd><dt>Max exports per day</dt><dd>3</dd></dl>"""
+    blocks = parse_html(html).blocks
+    # "What is the third step?" is asked by number: an <ol> keeps it.
+    assert blocks[2].text == (
+        "1. Open Settings.\n2. Choose a format:\n  - CSV\n  - JSON\n3. Click Start export."
+    )
+    # A term and its definition were glued into "lifetime7 daysMax": now one item each.
+    assert blocks[3].kind == "list"
+    assert blocks[3].units == ("- Export link lifetime: 7 days", "- Max exports per day: 3")
+
+
 def test_plain_text_is_paragraphs_with_optional_front_matter() -> None:
     parsed = parse("text", b"---\ntitle: Notes\n---\nFirst para.\n\nSecond para.\n")
     assert parsed.meta == {"title": "Notes"}
