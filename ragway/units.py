@@ -34,6 +34,10 @@ _LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$")
 _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 _QUOTE = re.compile(r"^\s*>\s?")
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
+# The markers of a callout box, not its words: Docusaurus/VuePress ":::tip" … ":::",
+# MkDocs '!!! warning "Heads up"' (its body indented under it), GitHub "> [!NOTE]".
+_CALLOUT = re.compile(r"^\s*(?::{3,}\s*[\w-]*.*|(?:!!!|\?\?\?\+?)\s+[\w-]+(?:\s+\".*\")?)\s*$")
+_ALERT = re.compile(r"\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[`*_A-Z0-9])")
 # Abbreviations after which a period does not end a sentence.
 _ABBREVIATION = re.compile(
@@ -50,6 +54,7 @@ _FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]+\]")
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>&])")
 _HELD = re.compile(r"\x00(\d+)\x00")
+_BREAK = re.compile(r"<br\s*/?>", re.I)
 
 
 def plain(text: str) -> str:
@@ -82,6 +87,7 @@ def _plain_prose(text: str) -> str:
         return f"\x00{len(escaped) - 1}\x00"
 
     text = _ESCAPED.sub(hold, text)
+    text = _BREAK.sub(" ", text)  # a line break inside a cell or paragraph separates words
     text = _AUTOLINK.sub(r"\1", text)  # <https://…> is a link whose text is its address
     text = _LINK.sub(r"\1", text)
     text = _FOOTNOTE_REF.sub("", text)
@@ -285,7 +291,10 @@ def _blocks(text: str) -> list[tuple[str, list[str]]]:
             assert current is not None
             current[1].append(raw)
             continue
-        line = raw.rstrip()
+        if _CALLOUT.match(raw):
+            close()  # the box's words are a paragraph of their own
+            continue
+        line = _ALERT.sub("", raw.rstrip())
         if not line.strip():
             close()
             continue

@@ -170,3 +170,18 @@ def test_plain_text_reads_as_a_person_reads_the_rendered_page() -> None:
 def test_a_table_cell_with_entities_and_escaped_pipes_reads_plainly() -> None:
     rows = units("| Plan | Price |\n|---|---|\n| Pro &amp; Team | &#36;10 |\n| A \\| B | 5 |")
     assert [u.text for u in rows] == ["Pro & Team — Price: $10", "A | B — Price: 5"]
+
+
+def test_callout_markers_and_line_breaks_are_layout_not_words() -> None:
+    page = (
+        ":::tip\nExports finish within **2 hours** for most workspaces.\n:::\n\n"
+        '!!! warning "Heads up"\n    Deleted projects are purged after 30 days.\n\n'
+        "> [!NOTE]\n> Invoices are emailed on the 1st.\n\n"
+        "| Plan | Notes |\n|---|---|\n| Pro | Up to 50 seats<br>Extra seats $8 each |\n"
+    )
+    assert [u.text for u in units(page)] == [
+        "Exports finish within 2 hours for most workspaces.",
+        "Deleted projects are purged after 30 days.",
+        "Invoices are emailed on the 1st.",
+        "Pro — Notes: Up to 50 seats Extra seats $8 each",
+    ]
