@@ -664,11 +664,9 @@ class ExtractiveGenerator:
             yield refused
             return
         best = _best_supported(scored).support
+        selected = self.select(scored, request.max_output_tokens, request.min_support)
         chosen = self._whole_lists(
-            [
-                self._complete(u, request.question)
-                for u in self.select(scored, request.max_output_tokens, request.min_support)
-            ]
+            [self._complete(u, request.question) for u in _asked_step(selected, request.question)]
         )
         index = 0
         pieces: list[str] = []
@@ -1004,7 +1002,20 @@ def _listed(siblings: Sequence[Unit], lead_in: str) -> str:
     """A lead-in with its list's items ("Guests cannot: install apps; …"), or "" when
     no item follows it."""
     items = [_unnumbered(u.text) for u in siblings if u.kind == "item" and u.key == lead_in]
-    return f"{lead_in} {'; '.join(items[:MAX_LISTED_ITEMS])}" if items else ""
+    # Joined by "; ", an item's own closing period would read ".;".
+    shown = [i.removesuffix(".") for i in items[:MAX_LISTED_ITEMS]]
+    return f"{lead_in} {'; '.join(shown)}" if items else ""
+
+
+def _asked_step(selected: list[ScoredUnit], question: str) -> list[ScoredUnit]:
+    """For "what is the third step?", the third step alone when it was chosen: its
+    neighbours would otherwise turn the answer into the whole list."""
+    number = _ordinal(question)
+    if number is None:
+        return selected
+    step = [s for s in selected if s.unit is not None and s.unit.kind == "item"]
+    asked = [s for s in step if s.unit is not None and _item_number(s.unit) == number]
+    return asked[:1] if asked else selected
 
 
 def _unnumbered(item: str) -> str:

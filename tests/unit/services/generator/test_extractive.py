@@ -617,3 +617,41 @@ def test_an_acronym_the_page_spells_out_is_answered_not_refused() -> None:
     assert isinstance(final, Final)
     assert final.verdict == Verdict.GROUNDED, final.refusal_detail
     assert "Scale plan" in final.answer
+
+
+RESET = Passage(
+    1,
+    "account#reset",
+    "account",
+    "Account",
+    "Resetting your password",
+    "To reset your password:\n\n"
+    "1. Click Forgot password under the sign-in button.\n"
+    "2. Enter the email address you signed up with.\n"
+    "3. Open the email we send you and click the reset link.\n"
+    "4. Choose a new password of at least 12 characters.\n",
+)
+
+
+def test_a_step_asked_by_number_is_answered_alone() -> None:
+    final = run("What's the third step to reset my password?", [RESET])[-1]
+    assert isinstance(final, Final)
+    assert "click the reset link" in final.answer
+    # Not the whole list: the neighbouring steps are not the answer.
+    assert "Enter the email address" not in final.answer
+    assert "12 characters" not in final.answer
+
+
+def test_a_whole_list_joins_its_items_without_doubled_punctuation() -> None:
+    guests = Passage(
+        1,
+        "guests#rules",
+        "guests",
+        "Guest access",
+        "Guest access",
+        "Guests cannot:\n\n- create channels.\n- see the member directory.\n- install apps.\n",
+    )
+    final = run("What are guests not allowed to do?", [guests])[-1]
+    assert isinstance(final, Final)
+    assert "create channels; see the member directory; install apps" in final.answer
+    assert ".;" not in final.answer
