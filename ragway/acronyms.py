@@ -35,8 +35,11 @@ Similarity = Callable[[str, Sequence[str]], Sequence[float]]
 
 def expand(question: str, texts: Iterable[str], similarity: Similarity) -> str:
     """The question with each acronym the passages do not write spelt out as they do."""
-    found = list(_ACRONYM.finditer(question))
-    if not found:
+    found = [m for m in _ACRONYM.finditer(question) if m.group(1).lower() not in STOPWORDS]
+    words = _TOKEN.findall(question)
+    if not found or len(found) * 2 > len(words):
+        # Mostly capitals is a question typed in capitals ("WHAT IS THE LIMIT"),
+        # not one full of acronyms.
         return question
     corpus = list(texts)
     written = {m.group(1) for text in corpus for m in _ACRONYM.finditer(text)}

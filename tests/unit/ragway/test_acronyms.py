@@ -56,3 +56,11 @@ def test_an_acronym_the_passages_write_or_cannot_spell_stays() -> None:
     assert expand("Is the API rate limited?", pages, similarity) == "Is the API rate limited?"
     assert expand("Is SAML supported?", PAGES, close_to()) == "Is SAML supported?"
     assert expand("no acronyms here", PAGES, close_to()) == "no acronyms here"
+
+
+def test_a_question_typed_in_capitals_is_not_read_as_acronyms() -> None:
+    pages = ("The limit is 50 invoices. Invoice settings are under Billing.",)
+    anything = close_to("invoice settings", "the limit")
+    assert expand("WHAT IS THE LIMIT", pages, anything) == "WHAT IS THE LIMIT"
+    # A capitalised function word is never an acronym.
+    assert expand("Where IS the invoice list?", pages, anything) == "Where IS the invoice list?"
