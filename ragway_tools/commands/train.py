@@ -13,12 +13,15 @@ import functools
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ragway_tools.commands.common import console, eval_home, fail, load_split, progress_bar
 from ragway_tools.training.reranker import TrainConfig as TrainDefaults
+
+if TYPE_CHECKING:  # the QA loader is imported where a command needs it (start-up stays light)
+    from ragway_tools.evaluation.qa import QASet
 
 # Adapting to a knowledge base trains on a few hundred pseudo-queries within a
 # few minutes on two cores: shorter inputs and a smaller group make each step
@@ -243,35 +246,26 @@ _TUNING_SETS = [
     Path("eval/supportdesk/qa-tuning.yaml"),
 ]
 
-T = TypeVar("T")
 
-
-def _per_tuning_set(
-    paths: list[Path],
-) -> Iterator[tuple[Path, Callable[[Callable[..., list[T]]], list[T]]]]:
-    """Each QA set's path and a runner that collects from it under a progress bar.
-
-    A held-out part is refused before anything starts: it is for evaluation only.
-    """
-    from ragway_tools.evaluation.qa import QAFileError, QASet, load_qa
+def _tuning_sets(paths: list[Path]) -> list[tuple[Path, QASet]]:
+    """The QA sets to fit on, loaded; a held-out part is refused before anything starts."""
+    from ragway_tools.evaluation.qa import QAFileError, load_qa
 
     held = [p for p in paths if "heldout" in p.name or "held-out" in p.name]
     if held:
         raise fail(f"{held[0]} is a held-out part: it may only be evaluated, never trained on")
-    for path in paths:
-        try:
-            qa_set = load_qa(path)
-        except QAFileError as exc:
-            raise fail(str(exc)) from exc
+    try:
+        return [(path, load_qa(path)) for path in paths]
+    except QAFileError as exc:
+        raise fail(str(exc)) from exc
 
-        def collect(
-            from_stack: Callable[..., list[T]], qa_set: QASet = qa_set, name: str = path.stem
-        ) -> list[T]:
-            with progress_bar() as bar:
-                task = bar.add_task(name, total=len(qa_set.items))
-                return from_stack(qa_set, progress=functools.partial(_advance, bar, task))
 
-        yield path, collect
+@contextlib.contextmanager
+def _progress(name: str, total: int) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar for one QA set, as the callback the collectors report to."""
+    with progress_bar() as bar:
+        task = bar.add_task(name, total=total)
+        yield functools.partial(_advance, bar, task)
 
 
 @train_app.command("answerability")
@@ -295,11 +289,12 @@ def answerability(
 
     paths = qa or _TUNING_SETS
     samples: list[trainer.Sample] = []
-    for _, collect in _per_tuning_set(paths):
-        try:
-            samples += collect(trainer.samples_from_stack)
-        except ValueError as exc:
-            raise fail(str(exc)) from exc
+    for path, qa_set in _tuning_sets(paths):
+        with _progress(path.stem, len(qa_set.items)) as progress:
+            try:
+                samples += trainer.samples_from_stack(qa_set, progress)
+            except ValueError as exc:
+                raise fail(str(exc)) from exc
     try:
         model, chosen = trainer.train(
             samples,
@@ -337,8 +332,9 @@ def unit_ranker(
 
     paths = qa or _TUNING_SETS
     found: list[trainer.Group] = []
-    for path, collect in _per_tuning_set(paths):
-        found += collect(functools.partial(trainer.groups_from_stack, name=str(path)))
+    for path, qa_set in _tuning_sets(paths):
+        with _progress(path.stem, len(qa_set.items)) as progress:
+            found += trainer.groups_from_stack(qa_set, str(path), progress)
     try:
         model, best = trainer.train(found, qa_paths=paths)
     except ValueError as exc:

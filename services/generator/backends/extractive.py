@@ -193,10 +193,28 @@ class ExtractiveGenerator:
         # Units embedded here rather than taken from the retriever (a counter for
         # tests and the metrics): near zero when the retriever stores unit vectors.
         self.embedded_units = 0
+        # score() and evidence() ask for the same question over the same passages:
+        # it is reworded (and any acronym embedded) once.
+        self._worded = functools.lru_cache(maxsize=512)(self._as_the_passages_word_it)
 
     @property
     def min_support(self) -> float:
         return self._config.min_support
+
+    def repaired(self, question: str, passages: Sequence[Passage]) -> str:
+        """The question as the passages would word it: misspelt words spelt as they
+        spell them (ragway/spelling.py), acronyms they never write spelt out as they
+        do (ragway/acronyms.py). Scored and weighed as the user meant it."""
+        return self._worded(question, tuple(p.text for p in passages))
+
+    def _as_the_passages_word_it(self, question: str, texts: tuple[str, ...]) -> str:
+        question = spelling.repair(question, spelling.vocabulary(texts))
+        # Embeds only for an acronym no passage writes: rare, and then a few short texts.
+        return acronyms.expand(question, texts, self._cosines)
+
+    def _cosines(self, text: str, others: Sequence[str]) -> list[float]:
+        vectors = self._embedder.embed([text, *others])
+        return [float(vectors[0] @ v) for v in vectors[1:]]
 
     def _passage_units(self, p: Passage) -> list[Unit]:
         """The units of a passage that may answer (very short sentences cannot)."""
@@ -287,7 +305,7 @@ class ExtractiveGenerator:
         candidates = [(p, u) for p in passages for u in self._passage_units(p)]
         if not candidates:
             return []
-        question = repaired(question, passages, self._embedder)
+        question = self.repaired(question, passages)
         question_parts = parts(question)
         unit_vectors = self._unit_vectors(candidates)
         part_vectors = self._embedder.embed([q.text for q in question_parts])
@@ -302,6 +320,7 @@ class ExtractiveGenerator:
         unit_terms = [
             content_terms(f"{p.title} {p.section} {u.context} {u.text}") for p, u in candidates
         ]
+        asked_terms = [content_terms(u.asked) if u.asked else set() for _, u in candidates]
         for n, part in enumerate(question_parts):
             q_terms = question_terms(part.text)
             weights = _term_weights(q_terms, passage_terms)
@@ -338,8 +357,8 @@ class ExtractiveGenerator:
             for (p, _), cos in zip(candidates, cosines, strict=True):
                 passage_cos[p.number] = max(passage_cos.get(p.number, 0.0), float(cos))
             top_score = max((p.retrieval_score for p in passages), default=0.0) or 1.0
-            for (p, u), cos, text, coverage in zip(
-                candidates, cosines, quotes, coverages, strict=True
+            for (p, u), cos, text, coverage, asked in zip(
+                candidates, cosines, quotes, coverages, asked_terms, strict=True
             ):
                 cos = float(np.clip(cos, 0.0, 1.0))
                 support = w * cos + (1 - w) * coverage
@@ -378,7 +397,6 @@ class ExtractiveGenerator:
                 own_coverage = (
                     sum(weights[t] for t in q_terms & own) / total_weight if total_weight else 0.0
                 )
-                asked = content_terms(u.asked) if u.asked else set()
                 asked_coverage = (
                     sum(weights[t] for t in q_terms & asked) / total_weight if total_weight else 0.0
                 )
@@ -497,7 +515,7 @@ class ExtractiveGenerator:
         """The shape of the evidence for the question's best-supported part."""
         if not scored:
             return Evidence(support=0.0, margin=0.0, missing=1.0)
-        question = repaired(question, passages, self._embedder)
+        question = self.repaired(question, passages)
         best = _best_supported(scored)
         # The runner-up is the best unit of another passage that says something
         # else: a knowledge base that states a fact on two pages (a table and an
@@ -687,30 +705,6 @@ class ExtractiveGenerator:
             cited_passages=cited,
             evidence_score=best,
         )
-
-
-def repaired(question: str, passages: Sequence[Passage], embedder: Embedder | None = None) -> str:
-    """The question as the passages would word it: misspelt words spelt as they
-    spell them (ragway/spelling.py) and, given the embedder, acronyms they never
-    write spelt out as they do (ragway/acronyms.py). Scored and weighed as the user
-    meant it."""
-    texts = tuple(p.text for p in passages)
-    question = _repaired(question, texts)
-    if embedder is None:
-        return question
-    # Embeds only for an acronym no passage writes: rare, and then a few short texts.
-    return acronyms.expand(question, texts, functools.partial(_cosines, embedder))
-
-
-@functools.lru_cache(maxsize=512)
-def _repaired(question: str, texts: tuple[str, ...]) -> str:
-    # score() and evidence() ask for the same question over the same passages: once.
-    return spelling.repair(question, spelling.vocabulary(texts))
-
-
-def _cosines(embedder: Embedder, text: str, others: Sequence[str]) -> list[float]:
-    vectors = embedder.embed([text, *others])
-    return [float(vectors[0] @ v) for v in vectors[1:]]
 
 
 def with_word_usage(event: GenerationEvent, request: GenerationRequest) -> GenerationEvent:
@@ -1013,9 +1007,15 @@ def _asked_step(selected: list[ScoredUnit], question: str) -> list[ScoredUnit]:
     number = _ordinal(question)
     if number is None:
         return selected
-    step = [s for s in selected if s.unit is not None and s.unit.kind == "item"]
-    asked = [s for s in step if s.unit is not None and _item_number(s.unit) == number]
-    return asked[:1] if asked else selected
+    asked = next(
+        (
+            s
+            for s in selected
+            if s.unit is not None and s.unit.kind == "item" and _item_number(s.unit) == number
+        ),
+        None,
+    )
+    return [asked] if asked is not None else selected
 
 
 def _unnumbered(item: str) -> str:
