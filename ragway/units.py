@@ -41,8 +41,18 @@ _ALERT = re.compile(r"\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[`*_A-Z0-9])")
 # Abbreviations after which a period does not end a sentence.
 _ABBREVIATION = re.compile(
-    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|incl|no|min|max|sec|Inc|Ltd|Dr|Mr|Ms)\.)$"
+    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|incl|excl|no|min|max|sec|ext|est|ca|cf|al"
+    r"|Inc|Ltd|Co|Corp|Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr)\.)$"
 )
+# Abbreviations that are only one with the number after them: "Plan No. 3",
+# "Fig. 2", "Jan. 15", "ext. 204" ("… the answer is No. Then …" still ends).
+_NUMBERED = re.compile(
+    r"\b(?:No|Nr|Fig|Vol|Art|Sec|Ext|Tel|pp?|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.$"
+)
+# A clock time's "a.m."/"p.m." before its time zone: "Orders placed before 2 p.m. PT
+# ship the same day" is one sentence, and its answer keeps the zone.
+_CLOCK = re.compile(r"\b[ap]\.m\.$", re.IGNORECASE)
+_ZONE = re.compile(r"[A-Z]{1,4}T\b|UTC\b|GMT\b|[A-Z]{2,5}[+-]\d")
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
@@ -145,7 +155,12 @@ def split_sentences(text: str) -> list[str]:
     start = 0
     for m in _SENTENCE_END.finditer(text):
         head = text[start : m.start()].rstrip()
-        if _ABBREVIATION.search(text[: m.start()].rstrip()):
+        before, after = text[: m.start()].rstrip(), text[m.end() :]
+        if (
+            _ABBREVIATION.search(before)
+            or (_NUMBERED.search(before) and after[:1].isdigit())
+            or (_CLOCK.search(before) and _ZONE.match(after))
+        ):
             continue
         if head:
             pieces.append(text[start : m.start()].strip())

@@ -65,6 +65,30 @@ def test_abbreviations_do_not_end_a_sentence() -> None:
     ]
 
 
+def test_a_clock_time_keeps_its_zone_and_a_number_its_abbreviation() -> None:
+    # "2 p.m." then "PT." as two sentences lost the zone from every answer quoting it.
+    assert split_sentences("Orders before 2 p.m. PT ship today. Later ones ship tomorrow.") == [
+        "Orders before 2 p.m. PT ship today.",
+        "Later ones ship tomorrow.",
+    ]
+    assert split_sentences("Open until 5 p.m. UTC. Call ext. 204 or see Fig. 2 below.") == [
+        "Open until 5 p.m. UTC.",
+        "Call ext. 204 or see Fig. 2 below.",
+    ]
+    assert split_sentences("Plan No. 3 has SSO. Ask Dr. Patel or St. Mary's clinic.") == [
+        "Plan No. 3 has SSO.",
+        "Ask Dr. Patel or St. Mary's clinic.",
+    ]
+    # Without a zone or a number after them they end a sentence as before.
+    assert split_sentences("We open at 9 a.m. Doors close at 5. Is it free? No. It costs $5.") == [
+        "We open at 9 a.m.",
+        "Doors close at 5.",
+        "Is it free?",
+        "No.",
+        "It costs $5.",
+    ]
+
+
 def test_a_table_without_a_separator_still_gives_rows() -> None:
     rows = [u for u in units("| a | 1 |\n| b | 2 |") if u.kind == "row"]
     assert [r.key for r in rows] == ["a", "b"]
