@@ -55,6 +55,10 @@ _CLOCK = re.compile(r"\b[ap]\.m\.$", re.IGNORECASE)
 _ZONE = re.compile(r"[A-Z]{1,4}T\b|UTC\b|GMT\b|[A-Z]{2,5}[+-]\d")
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+# A reference-style link, "[the pricing page][pricing]" or "[Pricing][]", and the
+# line that defines its address, "[pricing]: https://…", which the page never shows.
+_REF_LINK = re.compile(r"!?\[([^\]^]+)\]\[[^\]]*\]")
+_REF_DEFINITION = re.compile(r"^\s{0,3}\[[^\]^]+\]:\s*\S+(?:\s+[\"'(].*[\"')])?\s*$")
 _EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _ITALIC = re.compile(r"(?<![\w*])([*_])(?=\S)(.+?)(?<=\S)\1(?![\w*])")
 _CODE = re.compile(r"`([^`]+)`")
@@ -100,6 +104,7 @@ def _plain_prose(text: str) -> str:
     text = _BREAK.sub(" ", text)  # a line break inside a cell or paragraph separates words
     text = _AUTOLINK.sub(r"\1", text)  # <https://…> is a link whose text is its address
     text = _LINK.sub(r"\1", text)
+    text = _REF_LINK.sub(r"\1", text)
     text = _FOOTNOTE_REF.sub("", text)
     # Struck-out text is what no longer holds ("~~$12~~ $10 a month"): not read at all.
     text = _STRIKE.sub("", text)
@@ -308,6 +313,8 @@ def _blocks(text: str) -> list[tuple[str, list[str]]]:
             continue
         if _CALLOUT.match(raw):
             close()  # the box's words are a paragraph of their own
+            continue
+        if _REF_DEFINITION.match(raw):
             continue
         line = _ALERT.sub("", raw.rstrip())
         if not line.strip():

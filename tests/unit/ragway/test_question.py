@@ -51,6 +51,10 @@ def test_holds_recognises_values() -> None:
     assert holds("Deleted files stay for 30 days.", AnswerType.DURATION)
     assert not holds("Deleted files stay in the trash.", AnswerType.DURATION)
     assert holds("Business — Price per seat: $11.75", AnswerType.AMOUNT)
+    # The sign after the number, as European pages write prices; and no count in it.
+    assert holds("Ad-hoc charging: 0,59 €/kWh", AnswerType.AMOUNT)
+    assert holds("The annual plan is 120 CHF.", AnswerType.AMOUNT)
+    assert not holds("Ad-hoc charging: 0,59 €/kWh", AnswerType.NUMBER)
     assert holds("Storage: 100 GB per seat", AnswerType.SIZE)
     # An image's size is its pixels: "to what size are photos compressed" wants 2048 px.
     assert holds("Photos are resized so their longest side is 2048 px.", AnswerType.SIZE)

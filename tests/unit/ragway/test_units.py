@@ -89,6 +89,17 @@ def test_a_clock_time_keeps_its_zone_and_a_number_its_abbreviation() -> None:
     ]
 
 
+def test_reference_links_read_as_their_words_and_their_definitions_are_not_units() -> None:
+    assert (
+        plain("See the [pricing page][pricing] or the [FAQ][].")
+        == "See the pricing page or the FAQ."
+    )
+    page = (
+        'Prices are on the [pricing page][pricing].\n\n[pricing]: https://x.example/p "Pricing"\n'
+    )
+    assert [u.text for u in units(page)] == ["Prices are on the pricing page."]
+
+
 def test_a_table_without_a_separator_still_gives_rows() -> None:
     rows = [u for u in units("| a | 1 |\n| b | 2 |") if u.kind == "row"]
     assert [r.key for r in rows] == ["a", "b"]
