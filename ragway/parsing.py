@@ -179,6 +179,11 @@ class _HtmlBlocks(HTMLParser):
         self._term = ""
         self._definition: list[str] | None = None
         self._item: list[str] | None = None
+        # An item whose nested list is open: its place in its own list, so the words
+        # after the nested list ("<li>Open Settings <ul>…</ul> then choose Billing.")
+        # join it rather than land in a paragraph after the whole list.
+        self._parents: list[int] = []
+        self._resumes: int | None = None
         self._table: list[tuple[list[str], bool]] | None = None  # (cells, is header row)
         self._cell: list[str] | None = None
 
@@ -204,11 +209,14 @@ class _HtmlBlocks(HTMLParser):
         elif tag in ("ul", "ol"):
             self._flush()
             if self._item is not None and self._lists:
-                self._lists[-1].append(" ".join("".join(self._item).split()))
+                self._end_item()
+                self._parents.append(len(self._lists[-1]) - 1)
                 self._item = None
             self._lists.append([])
             self._ordered.append(tag == "ol")
         elif tag == "li":
+            if self._item is not None and self._lists:  # "</li>" is optional in HTML
+                self._end_item()
             self._item = []
         elif tag == "dl":
             self._flush()
@@ -247,11 +255,12 @@ class _HtmlBlocks(HTMLParser):
                     Block("code", f"```\n{code}\n```", units=tuple(code.split("\n")))
                 )
         elif tag == "li" and self._item is not None and self._lists:
-            text = " ".join("".join(self._item).split())
-            if text:
-                self._lists[-1].append(text)
+            self._end_item()
             self._item = None
         elif tag in ("ul", "ol") and self._lists:
+            if self._item is not None:  # its last item's "</li>" left out
+                self._end_item()
+                self._item = None
             items = self._lists.pop()
             ordered = self._ordered.pop()
             # Items keep their markers; an <ol>'s its numbers ("the third step" is asked
@@ -266,6 +275,9 @@ class _HtmlBlocks(HTMLParser):
                     marked.append(f"{number}. {item}" if ordered else f"- {item}")
             if self._lists:  # a nested list continues its parent's items, indented
                 self._lists[-1].extend("  " + m for m in marked)
+                if self._parents:
+                    self._resumes = self._parents.pop()
+                    self._item = []
             elif marked:
                 self.blocks.append(Block("list", "\n".join(marked), units=tuple(marked)))
         elif tag in ("dt", "dd") and self._definition is not None:
@@ -307,6 +319,18 @@ class _HtmlBlocks(HTMLParser):
     def close(self) -> None:
         super().close()
         self._flush()
+
+    def _end_item(self) -> None:
+        """The open item's words into its list: a new item, or the rest of the item
+        whose nested list just ended."""
+        assert self._item is not None
+        text = " ".join("".join(self._item).split())
+        if self._resumes is not None:
+            if text:
+                self._lists[-1][self._resumes] += " " + text
+            self._resumes = None
+        elif text:
+            self._lists[-1].append(text)
 
     def _flush(self) -> None:
         if self._heading is not None or self._pre:

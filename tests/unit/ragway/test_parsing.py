@@ -141,6 +141,19 @@ def test_html_steps_keep_their_numbers_and_definitions_their_terms() -> None:
     assert blocks[3].units == ("- Export link lifetime: 7 days", "- Max exports per day: 3")
 
 
+def test_html_items_keep_their_words_after_a_nested_list_and_without_closing_tags() -> None:
+    html = """<ol><li>Open Settings<ul><li>on mobile: tap Menu</li></ul>then choose Billing.</li>
+    <li>Click Save.</li></ol><p>Done.</p><ul><li>Cards<li>Bank transfer</ul>"""
+    blocks = parse_html(html).blocks
+    # The words after the nested list were a paragraph after the whole list.
+    assert blocks[0].text == (
+        "1. Open Settings then choose Billing.\n  - on mobile: tap Menu\n2. Click Save."
+    )
+    assert blocks[1].text == "Done."
+    # "</li>" is optional in HTML: an item without it was dropped.
+    assert blocks[2].text == "- Cards\n- Bank transfer"
+
+
 def test_plain_text_is_paragraphs_with_optional_front_matter() -> None:
     parsed = parse("text", b"---\ntitle: Notes\n---\nFirst para.\n\nSecond para.\n")
     assert parsed.meta == {"title": "Notes"}
