@@ -290,6 +290,7 @@ def _blocks(text: str) -> list[tuple[str, list[str]]]:
     blocks: list[tuple[str, list[str]]] = []
     current: tuple[str, list[str]] | None = None
     in_code = False
+    gap = False  # a blank line inside a list: a loose list may go on after it
 
     def close() -> None:
         nonlocal current
@@ -318,7 +319,10 @@ def _blocks(text: str) -> list[tuple[str, list[str]]]:
             continue
         line = _ALERT.sub("", raw.rstrip())
         if not line.strip():
-            close()
+            if current is not None and current[0] == "list":
+                gap = True
+            else:
+                close()
             continue
         stripped = line.strip()
         heading = _HEADING.match(stripped)
@@ -326,6 +330,13 @@ def _blocks(text: str) -> list[tuple[str, list[str]]]:
             close()
             blocks.append(("heading", [heading.group(1)]))
             continue
+        if gap:
+            gap = False
+            assert current is not None
+            if _continues_list(current[1], raw):
+                current[1].append(line)
+                continue
+            close()
         if stripped.startswith("|"):
             kind = "table"
         elif _QUOTE.match(line):
@@ -347,6 +358,20 @@ def _blocks(text: str) -> list[tuple[str, list[str]]]:
     return blocks
 
 
+def _continues_list(lines: list[str], raw: str) -> bool:
+    """Whether a line after a blank line goes on with the list above it: another item
+    of the same kind ("1." after "1.", "-" after "-"), a nested one, or an indented
+    paragraph of an item. A paragraph at the margin, or a list of the other kind,
+    starts something new."""
+    m = _LIST_ITEM.match(raw)
+    if m is None:
+        return raw[:1].isspace()
+    if m.group(1):
+        return True
+    first = _LIST_ITEM.match(lines[0])
+    return first is not None and first.group(2)[0].isdigit() == m.group(2)[0].isdigit()
+
+
 def _list_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
     items: list[tuple[int, str, str]] = []  # (indent, marker, text)
     for line in lines:
@@ -354,8 +379,15 @@ def _list_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
         if m:
             items.append((len(m.group(1).expandtabs(4)), m.group(2), m.group(3).strip()))
         elif items:
-            indent, marker, text = items[-1]
-            items[-1] = (indent, marker, f"{text} {line.strip()}")
+            # A line belongs to the last item it is indented under: "   Then confirm."
+            # under "2. Click Add card." goes on with step 2, not with the bullet
+            # nested in it; a line at the margin is a wrapped last item.
+            indent = len(line) - len(line.lstrip())
+            at = len(items) - 1
+            while indent and at > 0 and items[at][0] >= indent:
+                at -= 1
+            start, marker, text = items[at]
+            items[at] = (start, marker, f"{text} {line.strip()}")
     parents: list[tuple[int, str]] = []
     for indent, marker, raw in items:
         while parents and parents[-1][0] >= indent:

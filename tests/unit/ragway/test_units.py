@@ -100,6 +100,27 @@ def test_reference_links_read_as_their_words_and_their_definitions_are_not_units
     assert [u.text for u in units(page)] == ["Prices are on the pricing page."]
 
 
+def test_a_loose_list_keeps_its_lead_in_and_an_items_indented_paragraph() -> None:
+    page = (
+        "To add a card:\n\n1. Open Billing.\n\n2. Click Add card.\n   - on mobile: tap Menu\n\n"
+        "   Then confirm with your PIN.\n\n3. Enter the card number.\n\nDone.\n\n- x\n\n1. new"
+    )
+    found = [(u.kind, u.text, u.key) for u in units(page)]
+    lead = "To add a card:"
+    # Items after a blank line lost their lead-in, and step 2's own paragraph became
+    # the lead-in of step 3.
+    assert found == [
+        ("sentence", lead, ""),
+        ("item", "1. Open Billing.", lead),
+        ("item", "2. Click Add card. Then confirm with your PIN.", lead),
+        ("item", "on mobile: tap Menu", lead),
+        ("item", "3. Enter the card number.", lead),
+        ("sentence", "Done.", ""),
+        ("item", "x", "Done."),
+        ("item", "1. new", ""),  # a numbered list after a bulleted one is another list
+    ]
+
+
 def test_a_table_without_a_separator_still_gives_rows() -> None:
     rows = [u for u in units("| a | 1 |\n| b | 2 |") if u.kind == "row"]
     assert [r.key for r in rows] == ["a", "b"]
