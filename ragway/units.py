@@ -30,6 +30,9 @@ from typing import Literal
 UnitKind = Literal["sentence", "item", "row", "code"]
 
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$")
+# A line that starts with a bold label: "**Idle fee:** $0.40" or "**Idle fee**: $0.40".
+_LABEL = re.compile(r"^(\*\*|__)[^*_\n]{1,80}?(?::\s*\1|\1\s*:)")
+_BREAK_END = re.compile(r"<br\s*/?>\s*$", re.I)
 _LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$")
 _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 _QUOTE = re.compile(r"^\s*>\s?")
@@ -298,7 +301,11 @@ def _blocks(text: str) -> list[tuple[str, list[str]]]:
             blocks.append(current)
         current = None
 
-    for raw in text.splitlines():
+    lines = text.splitlines()
+    bare_table = _bare_table_lines(lines)
+    broken = False  # the line before ended in a hard line break
+    for i, raw in enumerate(lines):
+        after_break, broken = broken, raw.endswith(("  ", "\\")) or bool(_BREAK_END.search(raw))
         if _FENCE.match(raw):
             if in_code:
                 close()
@@ -337,7 +344,7 @@ def _blocks(text: str) -> list[tuple[str, list[str]]]:
                 current[1].append(line)
                 continue
             close()
-        if stripped.startswith("|"):
+        if stripped.startswith("|") or i in bare_table:
             kind = "table"
         elif _QUOTE.match(line):
             kind = "quote"
@@ -350,12 +357,52 @@ def _blocks(text: str) -> list[tuple[str, list[str]]]:
         if current is not None and current[0] == "list" and kind == "paragraph":
             # A wrapped item continues without indentation in many sources.
             kind = "list"
+        if (
+            kind == "paragraph"
+            and current is not None
+            and current[0] == "paragraph"
+            and (after_break or (_LABEL.match(stripped) and _ends_line(current[1][-1])))
+        ):
+            # "**Idle fee:** $0.40 a minute" under "**Max sessions:** 20", or a line
+            # after a hard break, is a line of its own, not one run-on sentence.
+            close()
         if current is None or current[0] != kind:
             close()
             current = (kind, [])
         current[1].append(line)
     close()
     return blocks
+
+
+def _ends_line(previous: str) -> bool:
+    """Whether a paragraph line is whole, so a bold label after it starts a line of its
+    own: another label line, or a finished sentence. "Paid plans are billed" followed
+    by "**per seat**: …" is one sentence wrapped."""
+    text = previous.strip()
+    return bool(_LABEL.match(text)) or text.endswith((".", "!", "?", ":"))
+
+
+def _bare_table_lines(lines: list[str]) -> set[int]:
+    """The lines of pipe tables written without their outer pipes: "Plan | Price"
+    over "--- | ---", then rows up to the first line without a pipe."""
+    found: set[int] = set()
+    i = 0
+    while i + 1 < len(lines):
+        head, separator = lines[i].strip(), lines[i + 1].strip()
+        if (
+            "|" in head
+            and "|" in separator
+            and not head.startswith("|")
+            and _TABLE_SEPARATOR.match(separator)
+        ):
+            end = i + 2
+            while end < len(lines) and "|" in lines[end]:
+                end += 1
+            found.update(range(i, end))
+            i = end
+        else:
+            i += 1
+    return found
 
 
 def _continues_list(lines: list[str], raw: str) -> bool:

@@ -121,6 +121,28 @@ def test_a_loose_list_keeps_its_lead_in_and_an_items_indented_paragraph() -> Non
     ]
 
 
+def test_a_pipe_table_without_outer_pipes_gives_rows() -> None:
+    page = "Prices:\n\nRegion | AC | DC\n--- | --- | ---\nGermany | 0,49 € | 0,59 €\n\nAfter."
+    rows = [u.row_text() for u in units(page) if u.kind == "row"]
+    # It was one run-on sentence of every cell and the separator's dashes.
+    assert rows == ["Germany — AC: 0,49 €; DC: 0,59 €"]
+
+
+def test_bold_label_lines_and_hard_breaks_are_lines_of_their_own() -> None:
+    page = (
+        "**Max sessions per day:** 20\n**Idle fee:** $0.40 a minute\n**Session limit**: 4 hours\n\n"
+        "Open 9 to 5  \nClosed on Sundays<br>\nHolidays vary"
+    )
+    assert [u.text for u in units(page)] == [
+        "Max sessions per day: 20",
+        "Idle fee: $0.40 a minute",
+        "Session limit: 4 hours",
+        "Open 9 to 5",
+        "Closed on Sundays",
+        "Holidays vary",
+    ]
+
+
 def test_a_table_without_a_separator_still_gives_rows() -> None:
     rows = [u for u in units("| a | 1 |\n| b | 2 |") if u.kind == "row"]
     assert [r.key for r in rows] == ["a", "b"]
