@@ -33,7 +33,9 @@ _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$")
 # A line that starts with a bold label: "**Idle fee:** $0.40" or "**Idle fee**: $0.40".
 _LABEL = re.compile(r"^(\*\*|__)[^*_\n]{1,80}?(?::\s*\1|\1\s*:)")
 _BREAK_END = re.compile(r"<br\s*/?>\s*$", re.I)
-_LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$")
+# Items: Markdown's markers, and the bullets of text pasted from a word processor or a
+# ticketing tool ("• Email 48 hours before"), which are no Markdown but read as a list.
+_LIST_ITEM = re.compile(r"^(\s*)([-*+•◦▪‣\u2013]|\d{1,3}[.)])\s+(.*)$")
 _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 _QUOTE = re.compile(r"^\s*>\s?")
 _FENCE = re.compile(r"^\s*(```+|~~~+)")

@@ -143,6 +143,19 @@ def test_bold_label_lines_and_hard_breaks_are_lines_of_their_own() -> None:
     ]
 
 
+def test_pasted_bullets_are_items_with_their_lead_in() -> None:
+    page = "We send these reminders:\n• Email 48 hours before\n• SMS 24 hours before\n  ◦ Pro only"
+    found = [(u.kind, u.text, u.context) for u in units(page)]
+    lead = "We send these reminders:"
+    # They were one sentence: "We send these reminders: • Email 48 hours before • SMS …".
+    assert found == [
+        ("sentence", lead, ""),
+        ("item", "Email 48 hours before", lead),
+        ("item", "SMS 24 hours before", lead),
+        ("item", "Pro only", f"{lead} SMS 24 hours before"),
+    ]
+
+
 def test_a_table_without_a_separator_still_gives_rows() -> None:
     rows = [u for u in units("| a | 1 |\n| b | 2 |") if u.kind == "row"]
     assert [r.key for r in rows] == ["a", "b"]
