@@ -158,6 +158,9 @@ def _paragraphs(body: str) -> list[Block]:
 # -- HTML -------------------------------------------------------------------
 
 _BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "br", "hr"}
+# An FAQ's "<details><summary>Question?</summary>Answer</details>": the question is a
+# paragraph of its own, not glued to its answer ("fee?Yes: 50 %").
+_BLOCK_TAGS |= {"details", "summary", "blockquote", "figure", "figcaption", "address"}
 _SKIP_TAGS = {"script", "style", "noscript", "template", "nav", "svg"}
 
 

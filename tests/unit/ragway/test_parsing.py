@@ -154,6 +154,15 @@ def test_html_items_keep_their_words_after_a_nested_list_and_without_closing_tag
     assert blocks[2].text == "- Cards\n- Bank transfer"
 
 
+def test_an_html_faq_in_details_keeps_its_question_apart_from_its_answer() -> None:
+    html = "<details><summary>Is there a no-show fee?</summary>Yes: 50% of the price.</details>"
+    # It was one paragraph, "Is there a no-show fee?Yes: 50% of the price.".
+    assert [b.text for b in parse_html(html).blocks] == [
+        "Is there a no-show fee?",
+        "Yes: 50% of the price.",
+    ]
+
+
 def test_plain_text_is_paragraphs_with_optional_front_matter() -> None:
     parsed = parse("text", b"---\ntitle: Notes\n---\nFirst para.\n\nSecond para.\n")
     assert parsed.meta == {"title": "Notes"}
