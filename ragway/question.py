@@ -119,6 +119,13 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             "fees",
             "charged?",
             "how much .* pay",
+            # "How much is the deposit?" asks for money; "how much is the storage" not.
+            r"how much (?:is|are|will|would)(?! (?:the |my |our )?(?:storage|space|disk|data|"
+            r"bandwidth|upload|ram|memory))",
+            "deposits?",
+            "surcharges?",
+            "tariffs?",
+            "per kwh",
             "per seat",
             "per user",
             "per month",

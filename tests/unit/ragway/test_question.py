@@ -22,6 +22,10 @@ from ragway.question import (
         ("how many days of message history on free", AnswerType.DURATION),
         ("What does the Business plan cost per seat?", AnswerType.AMOUNT),
         ("How much storage do I get on Starter?", AnswerType.SIZE),
+        # "How much is …" asks for money unless it names a quantity of something else.
+        ("How much is the deposit for new clients?", AnswerType.AMOUNT),
+        ("How much is the storage on Pro?", AnswerType.SIZE),
+        ("What's the price per kWh in Germany?", AnswerType.AMOUNT),
         ("Which port does the desktop proxy use?", AnswerType.PORT),
         ("What is the maximum number of huddle participants?", AnswerType.NUMBER),
         ("Can guests create channels?", AnswerType.YES_NO),
