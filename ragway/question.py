@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ragway.text import content_terms
+
 
 class AnswerType(StrEnum):
     DURATION = "duration"
@@ -86,6 +88,9 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             r"how (?:long|soon|often|frequently|far back|far in advance|old|fast|quickly|"
             r"early|late)",
             "how much time",
+            # "When does the link expire?", "when does that money come back?": in how
+            # long ("7 days", "3 working days"); not "when I'm offline, how much…".
+            r"when (?:does|do|is|are|will|would|can|should|did|must)",
             "response time",
             "time span",
         ),
@@ -117,7 +122,11 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             "costs",
             "fee",
             "fees",
-            "charged?",
+            # Money charged, not a battery's charge: "will I be charged", "what do you
+            # charge me", not "tap-to-charge cards" or "charge my car".
+            "charged",
+            r"charges? (?:me|us|you|them)",
+            r"how much .* charges?",
             "how much .* pay",
             # "How much is the deposit?" asks for money; "how much is the storage" not.
             r"how much (?:is|are|will|would)(?! (?:the |my |our )?(?:storage|space|disk|data|"
@@ -269,8 +278,26 @@ def parts(question: str) -> list[QuestionPart]:
     if len(pieces) == 1:
         pieces = _shared_question_word(question.strip()) or pieces
     if len(pieces) > 1 and all(_QUESTION_WORD.search(p) and len(p.split()) >= 3 for p in pieces):
-        return [QuestionPart(p, answer_type(p)) for p in _resolve_ellipsis(pieces[:3])]
+        return _with_antecedents(_resolve_ellipsis(pieces[:3]))
     return [QuestionPart(question.strip(), answer_type(question))]
+
+
+# A part that points back at what the part before it is about: "… and how long will
+# it last?", "… and what does it cost?".
+_ANAPHOR = re.compile(r"\b(?:it|its|they|them|their|that|this|those|these)\b", re.I)
+
+
+def _with_antecedents(pieces: list[str]) -> list[QuestionPart]:
+    """Parts; one that names little of its own and points back ("how long will it
+    last") is read with the part before it, so it is scored against what "it" is,
+    and keeps its own kind of answer (a duration)."""
+    out: list[QuestionPart] = []
+    for n, piece in enumerate(pieces):
+        kind = answer_type(piece)
+        if n and _ANAPHOR.search(piece) and len(content_terms(piece)) <= 2:
+            piece = f"{pieces[n - 1]}: {piece}"
+        out.append(QuestionPart(piece, kind))
+    return out
 
 
 _HOW_MANY = re.compile(r"\bhow many\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", re.I)

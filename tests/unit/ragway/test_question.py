@@ -24,6 +24,8 @@ from ragway.question import (
         ("How much storage do I get on Starter?", AnswerType.SIZE),
         # "How much is …" asks for money unless it names a quantity of something else.
         ("How much is the deposit for new clients?", AnswerType.AMOUNT),
+        ("When does the download link expire?", AnswerType.DURATION),
+        ("When I'm offline, how many messages can I read?", AnswerType.NUMBER),
         ("How much is the storage on Pro?", AnswerType.SIZE),
         ("What's the price per kWh in Germany?", AnswerType.AMOUNT),
         ("Which port does the desktop proxy use?", AnswerType.PORT),
@@ -154,3 +156,29 @@ def test_the_ways_a_page_states_a_limit() -> None:
     ):
         assert states_bound(text), text
     assert not states_bound("Export files stay available for download for 5 days.")
+
+
+def test_a_part_that_points_back_is_read_with_the_part_before_it() -> None:
+    found = parts(
+        "My payouts stopped after I changed my bank. What's going on and how long will it last?"
+    )
+    # "how long will it last" alone matched any duration of any page.
+    assert [(p.text, p.answer_type) for p in found][1] == (
+        "My payouts stopped after I changed my bank. What's going on: how long will it last",
+        AnswerType.DURATION,
+    )
+    # A part that names its own thing stays as it is.
+    found = parts("How many seats does Business include and how long are deleted files kept?")
+    assert found[1].text == "how long are deleted files kept"
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("How many tap-to-charge cards can I have?", AnswerType.NUMBER),
+        ("How much do you charge me per minute?", AnswerType.AMOUNT),
+        ("How much will I be charged for idle time?", AnswerType.AMOUNT),
+    ],
+)
+def test_charge_is_money_only_when_someone_is_charged(question: str, kind: AnswerType) -> None:
+    assert answer_type(question) is kind
