@@ -275,9 +275,21 @@ def _sentence_units(sentences: list[str], asked: str, out: list[Unit]) -> str:
     before it quotes that one too (``key``), so it stands on its own.
     """
     previous = ""
+    # A "Q:" runs to its question mark or its "A:", whatever its sentences end with:
+    # "Q: My session didn't start, but there's a payment on my card. Why?" is one
+    # question, not a statement and a "Why?".
+    labelled: list[str] | None = None
     for sentence in sentences:
+        opens = bool(_QUESTION_LABEL.match(sentence))
+        if opens or (labelled is not None and not _ANSWER_LABEL.match(sentence)):
+            labelled = [*(labelled if not opens and labelled else []), sentence]
+            asked, previous = _QUESTION_LABEL.sub("", " ".join(labelled)), ""
+            if sentence.endswith("?"):
+                labelled = None
+            continue
+        labelled = None
         if sentence.endswith("?"):
-            asked, previous = _QUESTION_LABEL.sub("", sentence), ""
+            asked, previous = sentence, ""
             continue
         if asked and not previous:
             # "Q: … A: Open a claim within 21 days." answers without its label.
@@ -287,7 +299,7 @@ def _sentence_units(sentences: list[str], asked: str, out: list[Unit]) -> str:
         out.append(Unit("sentence", len(out), sentence, context=context, key=lean))
         previous = sentence
     # Only a question standing alone (an FAQ's bold question) carries over.
-    return asked if sentences and sentences[-1].endswith("?") else ""
+    return asked if sentences and (sentences[-1].endswith("?") or labelled is not None) else ""
 
 
 def _blocks(text: str) -> list[tuple[str, list[str]]]:

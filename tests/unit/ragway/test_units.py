@@ -156,6 +156,22 @@ def test_pasted_bullets_are_items_with_their_lead_in() -> None:
     ]
 
 
+def test_a_labelled_question_runs_to_its_question_mark_or_its_answer() -> None:
+    page = (
+        "Q: My session didn't start, but there's a payment on my card. Why?\n"
+        "A: It is a hold. Banks take up to 3 working days to remove it.\n\n"
+        "Q: Card declined. A: Check the expiry date."
+    )
+    found = [(u.text, u.context) for u in units(page)]
+    asked = "My session didn't start, but there's a payment on my card. Why?"
+    # The question's first sentence was a unit of its own and "Why?" the question.
+    assert found == [
+        ("It is a hold.", asked),
+        ("Banks take up to 3 working days to remove it.", asked),
+        ("Check the expiry date.", "Card declined."),
+    ]
+
+
 def test_a_table_without_a_separator_still_gives_rows() -> None:
     rows = [u for u in units("| a | 1 |\n| b | 2 |") if u.kind == "row"]
     assert [r.key for r in rows] == ["a", "b"]
