@@ -244,6 +244,7 @@ _TUNING_SETS = [
     Path("eval/demo-qa.yaml"),
     Path("eval/helpcentre/qa-tuning.yaml"),
     Path("eval/supportdesk/qa-tuning.yaml"),
+    Path("eval/servicehub/qa-tuning.yaml"),
 ]
 
 
@@ -258,6 +259,11 @@ def _tuning_sets(paths: list[Path]) -> list[tuple[Path, QASet]]:
         return [(path, load_qa(path)) for path in paths]
     except QAFileError as exc:
         raise fail(str(exc)) from exc
+
+
+def _set_name(path: Path) -> str:
+    """A QA set's name for its progress bar: the fixtures' parts share a file name."""
+    return f"{path.parent.name}/{path.stem}" if path.parent.name != "eval" else path.stem
 
 
 @contextlib.contextmanager
@@ -282,7 +288,7 @@ def answerability(
     ] = 0.05,
 ) -> None:
     """Fit the refusal decision on QA sets' questions (default: the tuning parts of the
-    demo set and of both help-centre fixtures), with its threshold chosen by
+    demo set and of the three help-centre fixtures), with its threshold chosen by
     cross-validation."""
     from ragway_tools.training import answerability as trainer
     from services.generator.backends.extractive import ExtractiveConfig
@@ -290,7 +296,7 @@ def answerability(
     paths = qa or _TUNING_SETS
     samples: list[trainer.Sample] = []
     for path, qa_set in _tuning_sets(paths):
-        with _progress(path.stem, len(qa_set.items)) as progress:
+        with _progress(_set_name(path), len(qa_set.items)) as progress:
             try:
                 samples += trainer.samples_from_stack(qa_set, progress)
             except ValueError as exc:
@@ -326,14 +332,14 @@ def unit_ranker(
     ),
 ) -> None:
     """Learn which retrieved unit to quote for each part of a question (default: the
-    tuning parts of the demo set and of both help-centre fixtures), its ridge chosen
+    tuning parts of the demo set and of the three help-centre fixtures), its ridge chosen
     by leave-one-set-out."""
     from ragway_tools.training import unit_ranker as trainer
 
     paths = qa or _TUNING_SETS
     found: list[trainer.Group] = []
     for path, qa_set in _tuning_sets(paths):
-        with _progress(path.stem, len(qa_set.items)) as progress:
+        with _progress(_set_name(path), len(qa_set.items)) as progress:
             found += trainer.groups_from_stack(qa_set, str(path), progress)
     try:
         model, best = trainer.train(found, qa_paths=paths)

@@ -1,0 +1,25 @@
+"""Every help-centre fixture passes its own checker: each fact literally on its gold
+page, each trap on a deprecated page, every caller's key hashing to its tenant."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[4]
+
+
+@pytest.mark.parametrize("fixture", ["helpcentre", "supportdesk", "servicehub"])
+def test_the_fixture_passes_its_checker(fixture: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "eval/helpcentre/check.py", f"eval/{fixture}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "TOTAL" in done.stdout  # it got as far as counting the segments
