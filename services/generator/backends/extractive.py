@@ -52,7 +52,7 @@ from ragway.question import (
 from ragway.text import content_terms as _content_terms
 from ragway.text import stem, words
 from ragway.unit_vectors import embedding_text, unpack
-from ragway.units import FOOTNOTE_MARK, Unit, units
+from ragway.units import FOOTNOTE_MARK, Unit, split_sentences, units
 from services.generator import metrics
 from services.generator.answerability import AnswerabilityModel, Evidence
 from services.generator.backends.base import (
@@ -134,6 +134,8 @@ class ExtractiveConfig:
     missing_weight: float = 0.15
     # Support lost per name in the question (up to two) that no passage contains.
     missing_name_weight: float = 0.1
+    # How far a part told as a story leans towards its closing question (_focused).
+    focus_weight: float = 0.5
     # ~1.5 KB per cached unit vector: 20k units ≈ 30 MB.
     cache_sentences: int = 20_000
 
@@ -146,7 +148,7 @@ class ExtractiveConfig:
             raise ValueError(f"max_sentences must be >= 1, got {self.max_sentences}")
         weights: tuple[str, ...] = ("type_weight", "lack_weight", "strict_lack_weight")
         weights += ("key_weight", "other_row_weight", "missing_weight", "bound_weight")
-        for name in (*weights, "missing_name_weight"):
+        for name in (*weights, "missing_name_weight", "focus_weight"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")
@@ -308,11 +310,12 @@ class ExtractiveGenerator:
         question = self.repaired(question, passages)
         question_parts = parts(question)
         unit_vectors = self._unit_vectors(candidates)
-        part_vectors = self._embedder.embed([q.text for q in question_parts])
+        part_vectors = self._focused(question_parts)
         passage_terms = [_passage_terms(p) for p in passages]
         vocabulary = set().union(*passage_terms)
         row_keys = {p.number: _row_keys(self._passage_units(p)) for p in passages}
         units_of = [self._passage_units(p) for p in passages]
+        heading_names = _heading_names(passages)
         cfg = self._config
         w = cfg.semantic_weight
         scored: list[ScoredUnit] = []
@@ -324,10 +327,16 @@ class ExtractiveGenerator:
         for n, part in enumerate(question_parts):
             q_terms = question_terms(part.text)
             weights = _term_weights(q_terms, passage_terms)
-            total_weight = sum(weights.values())
-            missing_share, _ = _missing(q_terms, weights, vocabulary)
+            missing_share, absent_terms = _missing(q_terms, weights, vocabulary)
+            # Coverage is of the terms some passage has. A word no passage has gets
+            # the top rarity weight, so it took the same share from every unit's
+            # coverage: a customer's own words ("yesterday", "little plastic cards")
+            # sank the unit that answers. What no passage has costs once, below.
+            total_weight = sum(v for t, v in weights.items() if t not in absent_terms)
             names = _question_names(part.text, q_terms)
-            names_missing = len(_absent_names(part.text, q_terms, vocabulary, units_of))
+            names_missing = len(
+                _absent_names(part.text, q_terms, vocabulary, units_of, heading_names)
+            )
             cosines = unit_vectors @ part_vectors[n]
             quotes = [_quote(u, q_terms, part) for _, u in candidates]
             # A row answers with the cells asked about: it is also read that way,
@@ -431,6 +440,25 @@ class ExtractiveGenerator:
         # decides whether anything answers: see refusal and select).
         scored.sort(key=lambda x: (-x.rank, x.passage.number, x.position, x.part))
         return scored
+
+    def _focused(self, question_parts: Sequence[QuestionPart]) -> npt.NDArray[np.float32]:
+        """Each part's vector; a part told as a story first ("I left my car plugged in
+        at a fast charger while I grabbed lunch. How much do you charge me for every
+        minute?") leans towards its closing question, where the story had drowned
+        what is asked. The story stays in: it says which charger."""
+        vectors = self._embedder.embed([q.text for q in question_parts])
+        weight = self._config.focus_weight
+        told = {
+            n: sentences[-1]
+            for n, q in enumerate(question_parts)
+            if len(sentences := split_sentences(q.text)) > 1
+        }
+        if told and weight > 0:
+            asked = self._embedder.embed(list(told.values()))
+            for n, vector in zip(told, asked, strict=True):
+                joined = vectors[n] + weight * vector
+                vectors[n] = joined / float(np.linalg.norm(joined))
+        return vectors
 
     def _sentence_vectors(self, texts: list[str]) -> npt.NDArray[np.float32]:
         """Embeddings of passage units, through a bounded LRU cache.
@@ -538,7 +566,11 @@ class ExtractiveGenerator:
         _, absent = _missing(q_terms, weights, vocabulary)
         said = [w for w in words(_WORD_HYPHEN.sub(" ", text)) if stem(w) in absent]
         absent_names = _absent_names(
-            text, q_terms, vocabulary, [self._passage_units(p) for p in passages]
+            text,
+            q_terms,
+            vocabulary,
+            [self._passage_units(p) for p in passages],
+            _heading_names(passages),
         )
         named = [w for w in _surface_words(text) if stem(w.lower()) in absent_names]
         # The names have a feature of their own; ``missing`` is the other words,
@@ -922,7 +954,11 @@ def _question_names(question: str, q_terms: set[str]) -> set[str]:
 
 
 def _absent_names(
-    question: str, q_terms: set[str], vocabulary: set[str], passage_units: Sequence[Sequence[Unit]]
+    question: str,
+    q_terms: set[str],
+    vocabulary: set[str],
+    passage_units: Sequence[Sequence[Unit]],
+    heading_names: set[str],
 ) -> set[str]:
     """The question's names that the evidence is not about.
 
@@ -931,7 +967,28 @@ def _absent_names(
     table has ("the Team plan" beside a table of Free, Pro and Business).
     """
     absent = {t for t in _question_names(question, q_terms) if not _known(t, vocabulary)}
-    return absent | _unknown_rows(question, passage_units)
+    return absent | (_unknown_rows(question, passage_units) - heading_names)
+
+
+# Where a heading's own words start: "Memberships: Go, Plus and Max", "Plans > Max".
+_HEADING_PARTS = re.compile(r"\s*(?:>|:|—|\u2013|\s-\s|\|)\s*")
+
+
+def _heading_names(passages: Sequence[Passage]) -> set[str]:
+    """Stems of the names the retrieved pages' titles and headings give, capitalised
+    inside a heading ("Memberships: Go, Plus and Max" names Plus and Max).
+
+    A name a page is titled with is something the pages know, even when the table
+    the question seems to point at ("Fleet plans") has no row for it: "my Max plan"
+    asks about the Max membership. A heading's first word is capitalised anyway
+    ("Team settings") and names nothing.
+    """
+    found: set[str] = set()
+    for p in passages:
+        for heading in (p.title, p.section):
+            for piece in _HEADING_PARTS.split(heading or ""):
+                found |= {stem(w.lower()) for w in _KEY_WORD.findall(piece)[1:] if w[:1].isupper()}
+    return found
 
 
 def _surface_words(text: str) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 
 from ragway.citations import unescape
 from ragway.embedding import OnnxMiniLMEmbedder
-from ragway.question import AnswerType
+from ragway.question import AnswerType, parts
 from ragway.text import stem, words
 from ragway.unit_vectors import embed_chunks
 from ragway.units import units
@@ -655,3 +655,48 @@ def test_a_whole_list_joins_its_items_without_doubled_punctuation() -> None:
     assert isinstance(final, Final)
     assert "create channels; see the member directory; install apps" in final.answer
     assert ".;" not in final.answer
+
+
+def test_a_name_a_page_is_titled_with_is_known_even_where_a_table_lacks_its_row() -> None:
+    # "my Max plan" beside a table of fleet plans: the memberships page is titled with
+    # Max, so the question is about something the pages know.
+    fleet = Passage(
+        1, "fleet#plans", "fleet", "Fleet accounts", "Fleet plans",
+        "| Plan | Price |\n|---|---|\n| Fleet Essentials | £9 |\n| Fleet Pro | £19 |\n",
+    )  # fmt: skip
+    pause = Passage(
+        2, "members#pause", "members", "Memberships — Go, Plus and Max", "Pausing",
+        "You can pause a paid membership for 1, 2 or 3 months, once per calendar year.",
+    )  # fmt: skip
+    question = "Can I stop paying for my Max plan for a while without cancelling it?"
+    evidence = GEN.evidence(question, [fleet, pause], GEN.score(question, [fleet, pause]))
+    assert (evidence.names, evidence.missing_names) == (0.0, ())
+    # Without the title, Max is a plan the fleet table does not have, as before.
+    untitled = replace(pause, title="Memberships")
+    evidence = GEN.evidence(question, [fleet, untitled], GEN.score(question, [fleet, untitled]))
+    assert evidence.missing_names == ("Max",)
+
+
+def test_coverage_is_of_the_question_terms_some_passage_has() -> None:
+    cards = Passage(
+        1, "rfid#order", "rfid", "RFID cards", "Order a card",
+        "A personal account can have up to 6 active cards.",
+    )  # fmt: skip
+    question = "How many of those little plastic tap cards can I have on my own account?"
+    best = next(s for s in GEN.score(question, [cards]) if "6 active cards" in s.text)
+    # "little" and "plastic" are on no page: they no longer take their share from the
+    # unit that has every other term (they cost once, as missing terms).
+    assert best.coverage == pytest.approx(1.0)
+
+
+def test_a_question_told_as_a_story_leans_towards_its_closing_question() -> None:
+    story = "I left my car at a fast charger while I had lunch."
+    asked = "How much is the fee for every minute it sits there?"
+    embedder = OnnxMiniLMEmbedder()
+    generator = ExtractiveGenerator(embedder)
+    whole, last = embedder.embed([f"{story} {asked}", asked])
+    focused = generator._focused(parts(f"{story} {asked}"))[0]
+    assert float(focused @ last) > float(whole @ last)
+    assert float(np.linalg.norm(focused)) == pytest.approx(1.0, abs=1e-5)
+    # A one-sentence question is embedded as it is.
+    assert np.allclose(generator._focused(parts(asked))[0], last, atol=1e-6)
