@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -100,24 +99,7 @@ async def test_a_question_near_many_passages_but_answered_by_none_is_refused_wit
     ]  # fmt: skip
     generator = ExtractiveGenerator(OnnxMiniLMEmbedder(), answerability=MODEL)
     request = GenerationRequest("How long are whiteboards kept after a meeting?", passages)
-
-    def evidence(question: str) -> Evidence:
-        return generator.evidence(question, passages, generator.score(question, passages))
-
-    absent = evidence(request.question)
-    covered = evidence("How long is saved meeting chat kept after a meeting?")
-    # The asked thing is in no passage, and it is what the question hangs on.
-    assert absent.missing_words[0] == "whiteboards" and absent.missing > 0.3
-    assert covered.missing == 0.0
-    assert MODEL.probability(absent) < MODEL.probability(covered) - 0.3
-    assert MODEL.answerable(covered)
-    # The packaged model of 2026-12-02 puts this near miss just over its threshold
-    # (0.39 against 0.385): coverage now counts only the terms some passage has, which
-    # refused fewer paraphrases and raised the cross-validated abstention on the four
-    # tuning sets (0.725 to 0.80, same passages). A little stricter, it refuses, saying why.
-    stricter = replace(MODEL, threshold=MODEL.probability(absent) + 0.01)
-    strict = ExtractiveGenerator(OnnxMiniLMEmbedder(), answerability=stricter)
-    final = [e async for e in strict.generate(request)][-1]
+    final = [e async for e in generator.generate(request)][-1]
     assert isinstance(final, Final)
     assert final.verdict is Verdict.REFUSED, final.answer
     assert "whiteboards" in final.refusal_detail

@@ -677,18 +677,6 @@ def test_a_name_a_page_is_titled_with_is_known_even_where_a_table_lacks_its_row(
     assert evidence.missing_names == ("Max",)
 
 
-def test_coverage_is_of_the_question_terms_some_passage_has() -> None:
-    cards = Passage(
-        1, "rfid#order", "rfid", "RFID cards", "Order a card",
-        "A personal account can have up to 6 active cards.",
-    )  # fmt: skip
-    question = "How many of those little plastic tap cards can I have on my own account?"
-    best = next(s for s in GEN.score(question, [cards]) if "6 active cards" in s.text)
-    # "little" and "plastic" are on no page: they no longer take their share from the
-    # unit that has every other term (they cost once, as missing terms).
-    assert best.coverage == pytest.approx(1.0)
-
-
 def test_a_question_told_as_a_story_leans_towards_its_closing_question() -> None:
     story = "I left my car at a fast charger while I had lunch."
     asked = "How much is the fee for every minute it sits there?"
