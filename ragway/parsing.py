@@ -214,7 +214,6 @@ class _HtmlBlocks(HTMLParser):
             if self._item is not None and self._lists:
                 self._end_item()
                 self._parents.append(len(self._lists[-1]) - 1)
-                self._item = None
             self._lists.append([])
             self._ordered.append(tag == "ol")
         elif tag == "li":
@@ -259,11 +258,9 @@ class _HtmlBlocks(HTMLParser):
                 )
         elif tag == "li" and self._item is not None and self._lists:
             self._end_item()
-            self._item = None
         elif tag in ("ul", "ol") and self._lists:
             if self._item is not None:  # its last item's "</li>" left out
                 self._end_item()
-                self._item = None
             items = self._lists.pop()
             ordered = self._ordered.pop()
             # Items keep their markers; an <ol>'s its numbers ("the third step" is asked
@@ -324,10 +321,11 @@ class _HtmlBlocks(HTMLParser):
         self._flush()
 
     def _end_item(self) -> None:
-        """The open item's words into its list: a new item, or the rest of the item
-        whose nested list just ended."""
+        """The open item's words into its list, a new item or the rest of the item
+        whose nested list just ended; no item is open after it."""
         assert self._item is not None
         text = " ".join("".join(self._item).split())
+        self._item = None
         if self._resumes is not None:
             if text:
                 self._lists[-1][self._resumes] += " " + text

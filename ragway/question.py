@@ -34,8 +34,9 @@ class AnswerType(StrEnum):
 _UNIT_DURATION = (
     r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|business days?)"
 )
-# Currency codes written after an amount ("49 USD", "120 CHF").
+# Currency codes written after an amount ("49 USD", "120 CHF"), and the signs.
 _CURRENCY = "USD|EUR|GBP|CHF|CAD|AUD|NZD|SEK|NOK|DKK|PLN|JPY|INR"
+_SIGN = "[$€£¥]"
 _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
     AnswerType.DURATION: re.compile(
         rf"\b(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|"
@@ -45,7 +46,7 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
     AnswerType.PERCENT: re.compile(r"\d[\d,.]*\s*(?:%|percent\b)", re.I),
     AnswerType.AMOUNT: re.compile(
         # "$49", "49 USD", and the European "0,39 €" with the sign after the number.
-        rf"[$€£¥]\s?\d|\d[\d,.]*\s?(?:{_CURRENCY}|dollars?|euros?|pounds?)\b|\d[\d,.]*\s?[€£¥]",
+        rf"{_SIGN}\s?\d|\d[\d,.]*\s?(?:{_CURRENCY}|dollars?|euros?|pounds?)\b|\d[\d,.]*\s?{_SIGN}",
         re.I,
     ),
     AnswerType.SIZE: re.compile(
@@ -65,7 +66,7 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
     # A count: a number that is not money ("$49" does not say how many people) and
     # not part of a name ("2SV", "Sev1", "MiniLM-L6", "NW-1190").
     AnswerType.NUMBER: re.compile(
-        rf"(?<![$€£¥\d.,\w-])\d[\d,.]*(?![\d\w])(?![.,]\d)(?!-[A-Za-z])(?!\s?(?:{_CURRENCY})\b)(?!\s?[€£¥])|"
+        rf"(?<![$€£¥\d.,\w-])\d[\d,.]*(?![\d\w])(?![.,]\d)(?!-[A-Za-z])(?!\s?(?:{_CURRENCY})\b)(?!\s?{_SIGN})|"
         r"\b(?:unlimited|one|two|three|four|five|six|seven|eight|nine|ten)\b",
         re.I,
     ),

@@ -32,7 +32,6 @@ UnitKind = Literal["sentence", "item", "row", "code"]
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$")
 # A line that starts with a bold label: "**Idle fee:** $0.40" or "**Idle fee**: $0.40".
 _LABEL = re.compile(r"^(\*\*|__)[^*_\n]{1,80}?(?::\s*\1|\1\s*:)")
-_BREAK_END = re.compile(r"<br\s*/?>\s*$", re.I)
 # Items: Markdown's markers, and the bullets of text pasted from a word processor or a
 # ticketing tool ("• Email 48 hours before"), which are no Markdown but read as a list.
 _LIST_ITEM = re.compile(r"^(\s*)([-*+•◦▪‣\u2013]|\d{1,3}[.)])\s+(.*)$")
@@ -74,6 +73,7 @@ _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>&])")
 _HELD = re.compile(r"\x00(\d+)\x00")
 _BREAK = re.compile(r"<br\s*/?>", re.I)
+_BREAK_END = re.compile(_BREAK.pattern + r"\s*$", re.I)  # a line ending in a "<br>"
 
 
 def plain(text: str) -> str:
@@ -280,9 +280,10 @@ def _sentence_units(sentences: list[str], asked: str, out: list[Unit]) -> str:
     # question, not a statement and a "Why?".
     labelled: list[str] | None = None
     for sentence in sentences:
-        opens = bool(_QUESTION_LABEL.match(sentence))
-        if opens or (labelled is not None and not _ANSWER_LABEL.match(sentence)):
-            labelled = [*(labelled if not opens and labelled else []), sentence]
+        if _QUESTION_LABEL.match(sentence):
+            labelled = []
+        if labelled is not None and not _ANSWER_LABEL.match(sentence):
+            labelled.append(sentence)
             asked, previous = _QUESTION_LABEL.sub("", " ".join(labelled)), ""
             if sentence.endswith("?"):
                 labelled = None
