@@ -144,11 +144,22 @@ def parse_markdown(body: str) -> Parsed:
             blocks.append(Block("quote", source))
         elif tok.type == "hr":
             pass
+        elif tok.type == "html_block":
+            # Help centres paste HTML into Markdown (a <dl> of terms, a <table>,
+            # <details> FAQs). As a paragraph its tags were stripped later and its
+            # cells and terms ran together ("Parcel lockerLockers hold…"); an
+            # editor's <!-- comment --> was indexed as text.
+            blocks += _html_blocks(source)
         elif source.strip():
-            blocks.append(Block("paragraph", source))
+            blocks.append(Block("paragraph", _DEFINITION_LINE.sub(": ", source)))
         i = j + 1
     title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), None)
     return Parsed(blocks=blocks, title=title)
+
+
+# A definition list in the PHP Markdown Extra / Pandoc style: "Term\n: Definition".
+# CommonMark reads it as one paragraph, and the line break became "Term : Definition".
+_DEFINITION_LINE = re.compile(r"[ \t]*\n:[ \t]+")
 
 
 def _paragraphs(body: str) -> list[Block]:
@@ -326,12 +337,15 @@ class _HtmlBlocks(HTMLParser):
         assert self._item is not None
         text = " ".join("".join(self._item).split())
         self._item = None
-        if self._resumes is not None:
+        items, resumes, self._resumes = self._lists[-1], self._resumes, None
+        # The parent may have had no words of its own ("<li><ol>…</ol>then…"): then
+        # there is no item to resume (its index was -1 into an empty list, an
+        # IndexError), and the words after the nested list are an item of their own.
+        if resumes is not None and 0 <= resumes < len(items):
             if text:
-                self._lists[-1][self._resumes] += " " + text
-            self._resumes = None
+                items[resumes] += " " + text
         elif text:
-            self._lists[-1].append(text)
+            items.append(text)
 
     def _flush(self) -> None:
         if self._heading is not None or self._pre:
@@ -355,6 +369,14 @@ class _HtmlBlocks(HTMLParser):
         header = line(rows[0][0]) + "\n" + "|" + " --- |" * width
         body = tuple(line(cells) for cells, _ in rows[1:])
         self.blocks.append(Block("table", "\n".join([header, *body]), units=body, header=header))
+
+
+def _html_blocks(text: str) -> list[Block]:
+    """The blocks of an HTML fragment (a Markdown document's HTML block)."""
+    parser = _HtmlBlocks()
+    parser.feed(text)
+    parser.close()
+    return parser.blocks
 
 
 def parse_html(text: str) -> Parsed:

@@ -311,10 +311,13 @@ def _blocks(text: str) -> list[tuple[str, list[str]]]:
     gap = False  # a blank line inside a list: a loose list may go on after it
 
     def close() -> None:
-        nonlocal current
+        nonlocal current, gap
         if current is not None and current[1]:
             blocks.append(current)
         current = None
+        # No list is open to go on: a list, a blank line, then a callout ("!!! warning")
+        # left the gap set with nothing open, and the next line failed an assertion.
+        gap = False
 
     lines = text.splitlines()
     bare_table = _bare_table_lines(lines)

@@ -154,6 +154,13 @@ def test_html_items_keep_their_words_after_a_nested_list_and_without_closing_tag
     assert blocks[2].text == "- Cards\n- Bank transfer"
 
 
+def test_an_html_item_that_only_holds_a_nested_list_is_read_not_crashed_on() -> None:
+    html = "<ol><li><ol><li>Open Settings</li></ol>then click Save.</li></ol>"
+    # The words after the nested list resumed a parent item that had no words of
+    # its own: an index of -1 into an empty list raised IndexError.
+    assert [b.text for b in parse_html(html).blocks] == ["  1. Open Settings\n1. then click Save."]
+
+
 def test_an_html_faq_in_details_keeps_its_question_apart_from_its_answer() -> None:
     html = "<details><summary>Is there a no-show fee?</summary>Yes: 50% of the price.</details>"
     # It was one paragraph, "Is there a no-show fee?Yes: 50% of the price.".
@@ -161,6 +168,35 @@ def test_an_html_faq_in_details_keeps_its_question_apart_from_its_answer() -> No
         "Is there a no-show fee?",
         "Yes: 50% of the price.",
     ]
+
+
+def test_html_inside_markdown_is_parsed_as_html_and_comments_are_not_text() -> None:
+    md = """# Shipping
+
+<!-- TODO: check the locker time with ops -->
+
+<dl>
+<dt>Parcel locker</dt><dd>Lockers hold a parcel for 7 days.</dd>
+<dt>Signature</dt><dd>Orders over €500 need a signature.</dd>
+</dl>
+
+<table><tr><th>Zone</th><th>Price</th></tr><tr><td>EU</td><td>€19.90</td></tr></table>
+"""
+    blocks = parse_markdown(md).blocks
+    # The <dl> was one paragraph whose terms ran into their definitions once its
+    # tags were stripped ("Parcel lockerLockers hold…"), and the comment was text.
+    assert [(b.kind, b.text) for b in blocks[1:]] == [
+        ("list", "- Parcel locker: Lockers hold a parcel for 7 days.\n"
+                 "- Signature: Orders over €500 need a signature."),
+        ("table", "| Zone | Price |\n| --- | --- |\n| EU | €19.90 |"),
+    ]  # fmt: skip
+    assert not any("TODO" in b.text for b in blocks)
+
+
+def test_a_markdown_extra_definition_reads_term_colon_definition() -> None:
+    blocks = parse_markdown("Returns\n: You have 30 days to return an unused item.\n").blocks
+    # It was "Returns : You have 30 days…" once the line break became a space.
+    assert [b.text for b in blocks] == ["Returns: You have 30 days to return an unused item."]
 
 
 def test_plain_text_is_paragraphs_with_optional_front_matter() -> None:

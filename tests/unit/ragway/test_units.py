@@ -292,3 +292,21 @@ def test_callout_markers_and_line_breaks_are_layout_not_words() -> None:
         "Invoices are emailed on the 1st.",
         "Pro — Notes: Up to 50 seats Extra seats $8 each",
     ]
+
+
+def test_a_callout_after_a_list_and_a_blank_line_is_read_not_crashed_on() -> None:
+    page = (
+        "1. Open Profile → Security.\n2. Click Enable 2FA.\n\n"
+        '!!! warning "Backup codes"\n    Save your 10 backup codes.\n\n'
+        "- Admins can require 2FA.\n\n:::tip\nRequired 2FA applies at the next sign-in.\n:::\n"
+    )
+    # A list, a blank line, then a callout: the blank line left "a list may go on"
+    # set after the callout closed the list, and the next line failed an assertion
+    # in the generator and in the retriever's write of the unit vectors.
+    assert [u.text for u in units(page)] == [
+        "1. Open Profile → Security.",
+        "2. Click Enable 2FA.",
+        "Save your 10 backup codes.",
+        "Admins can require 2FA.",
+        "Required 2FA applies at the next sign-in.",
+    ]
