@@ -285,7 +285,11 @@ def parts(question: str) -> list[QuestionPart]:
 
 # A part that points back at what the part before it is about: "… and how long will
 # it last?", "… and what does it cost?".
-_ANAPHOR = re.compile(r"\b(?:it|its|they|them|their|that|this|those|these)\b", re.I)
+_ANAPHOR = re.compile(r"\b(?:it|its|they|them|their|that|this|those|these|there)\b", re.I)
+
+
+# The words that ask ("how much", "how long"): they name nothing the part is about.
+_ASKED_BY = re.compile(r"\bhow\s+(?:much|many|long|often|far|soon)\b", re.I)
 
 
 def _with_antecedents(pieces: list[str]) -> list[QuestionPart]:
@@ -295,7 +299,8 @@ def _with_antecedents(pieces: list[str]) -> list[QuestionPart]:
     out: list[QuestionPart] = []
     for n, piece in enumerate(pieces):
         kind = answer_type(piece)
-        if n and _ANAPHOR.search(piece) and len(content_terms(piece)) <= 2:
+        named = content_terms(_ASKED_BY.sub(" ", piece))
+        if n and _ANAPHOR.search(piece) and len(named) <= 2:
             piece = f"{pieces[n - 1]}: {piece}"
         out.append(QuestionPart(piece, kind))
     return out

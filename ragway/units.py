@@ -42,6 +42,14 @@ _FENCE = re.compile(r"^\s*(```+|~~~+)")
 # MkDocs '!!! warning "Heads up"' (its body indented under it), GitHub "> [!NOTE]".
 _CALLOUT = re.compile(r"^\s*(?::{3,}\s*[\w-]*.*|(?:!!!|\?\?\?\+?)\s+[\w-]+(?:\s+\".*\")?)\s*$")
 _ALERT = re.compile(r"\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.I)
+# The same marker as the older GitHub style and many editors write it: a line of its
+# own holding one bold word ("> **Warning**", "⚠️ **Note**"), which was read as the
+# first word of the sentence under it ("Warning Clearing the cache deletes…").
+_ALERT_LINE = re.compile(
+    r"^\s*(?:>\s*)*(?:[^\w\s*]{1,3}\s*)?(\*\*|__)"
+    r"(?:note|tip|important|warning|caution|info|danger|attention)\1:?\s*$",
+    re.I,
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[`*_A-Z0-9])")
 # Abbreviations after which a period does not end a sentence.
 _ABBREVIATION = re.compile(
@@ -340,7 +348,7 @@ def _blocks(text: str) -> list[tuple[str, list[str]]]:
         if _CALLOUT.match(raw):
             close()  # the box's words are a paragraph of their own
             continue
-        if _REF_DEFINITION.match(raw):
+        if _REF_DEFINITION.match(raw) or _ALERT_LINE.match(raw):
             continue
         line = _ALERT.sub("", raw.rstrip())
         if not line.strip():
@@ -379,10 +387,15 @@ def _blocks(text: str) -> list[tuple[str, list[str]]]:
             kind == "paragraph"
             and current is not None
             and current[0] == "paragraph"
-            and (after_break or (_LABEL.match(stripped) and _ends_line(current[1][-1])))
+            and (
+                after_break
+                or (_LABEL.match(stripped) and _ends_line(current[1][-1]))
+                or (_DASHED.match(stripped) and _DASHED.match(current[1][-1].strip()))
+            )
         ):
-            # "**Idle fee:** $0.40 a minute" under "**Max sessions:** 20", or a line
-            # after a hard break, is a line of its own, not one run-on sentence.
+            # "**Idle fee:** $0.40 a minute" under "**Max sessions:** 20", a line
+            # after a hard break, or "Max files per folder — 10,000" under "Max folder
+            # depth — 20 levels" is a line of its own, not one run-on sentence.
             close()
         if current is None or current[0] != kind:
             close()
@@ -390,6 +403,14 @@ def _blocks(text: str) -> list[tuple[str, list[str]]]:
         current[1].append(line)
     close()
     return blocks
+
+
+# A "name — value" line: a short capitalised name (a few words, no punctuation), one
+# dash with spaces around it, the value. Wrapped prose with a dash in it ("…, and —
+# for annual plans over **$3,000** — payment…") does not fit the name.
+_DASHED = re.compile(
+    r"^[A-Z0-9][\w'/&+()-]*(?: [\w'/&+()-]+){0,4} [\u2014\u2013]\s+[^\u2014\u2013]+$"
+)
 
 
 def _ends_line(previous: str) -> bool:

@@ -170,6 +170,12 @@ def test_a_part_that_points_back_is_read_with_the_part_before_it() -> None:
     # A part that names its own thing stays as it is.
     found = parts("How many seats does Business include and how long are deleted files kept?")
     assert found[1].text == "how long are deleted files kept"
+    # "there" points back too, and "how much" names nothing of its own: this part
+    # was read alone and matched any number on the page.
+    found = parts("Can I move my balance to my bank, and how much do I need to have in there?")
+    assert found[1].text == (
+        "Can I move my balance to my bank: how much do I need to have in there"
+    )
 
 
 @pytest.mark.parametrize(

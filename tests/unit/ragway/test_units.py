@@ -310,3 +310,32 @@ def test_a_callout_after_a_list_and_a_blank_line_is_read_not_crashed_on() -> Non
         "Admins can require 2FA.",
         "Required 2FA applies at the next sign-in.",
     ]
+
+
+def test_a_bold_alert_word_on_its_own_line_is_a_marker_not_the_first_word() -> None:
+    page = (
+        "> **Warning**\n> Clearing the cache deletes changes that haven't synced.\n\n"
+        "> ⚠️ **Caution**\n> The charger gets hot.\n\n"
+        "**Important:** Do not unplug during an update.\n"
+    )
+    # "Warning Clearing the cache deletes…" was quoted as the answer's sentence.
+    assert [u.text for u in units(page)] == [
+        "Clearing the cache deletes changes that haven't synced.",
+        "The charger gets hot.",
+        "Important: Do not unplug during an update.",
+    ]
+
+
+def test_name_dash_value_lines_are_units_of_their_own() -> None:
+    page = "Max folder depth — 20 levels\nMax files per folder — 10,000\n"
+    # They were one run-on sentence: "Max folder depth — 20 levels Max files per…".
+    assert [u.text for u in units(page)] == [
+        "Max folder depth — 20 levels",
+        "Max files per folder — 10,000",
+    ]
+    # Wrapped prose with dashes in it stays one sentence.
+    for prose in (
+        "Payouts arrive in 2 days — faster than\nmost banks — and are free.",
+        "Cards, PayPal and — for annual plans\nOver **$3,000** — invoices with net 45 terms.",
+    ):
+        assert len(units(prose)) == 1, prose
