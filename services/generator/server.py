@@ -40,7 +40,9 @@ def build_backend(settings: GeneratorSettings) -> GeneratorBackend:
     embedder.embed(["warm-up"])  # the first inference allocates; keep it off a user's query
     spelling.english_words()  # the spelling repair's dictionary (~0.1 s): read before a query
     config = ExtractiveConfig(
-        min_support=settings.min_support, max_sentences=settings.max_sentences
+        min_support=settings.min_support,
+        max_sentences=settings.max_sentences,
+        part_sentences=settings.part_sentences,
     )
     answerability = (
         None

@@ -31,6 +31,8 @@ class GeneratorSettings(ServiceSettings):
     # answers (services/generator/unit_ranker.py); "off" orders them by support.
     unit_ranker: Path | Literal["off"] = DEFAULT_UNIT_RANKER
     max_sentences: int = Field(default=3, ge=1, le=10)
+    # Units per part of a multi-part question (ExtractiveConfig.part_sentences).
+    part_sentences: int = Field(default=2, ge=1, le=10)
     default_max_output_tokens: int = Field(default=256, ge=16, le=4096)
     max_passages: int = Field(default=50, ge=1, le=200)
     shutdown_grace_s: float = Field(default=5.0, ge=0, le=120)

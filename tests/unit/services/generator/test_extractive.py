@@ -28,6 +28,7 @@ from services.generator.backends.base import (
 from services.generator.backends.extractive import (
     ExtractiveConfig,
     ExtractiveGenerator,
+    ScoredUnit,
     _holds_asked,
     _unknown_rows,
     content_terms,
@@ -688,3 +689,29 @@ def test_a_question_told_as_a_story_leans_towards_its_closing_question() -> None
     assert float(np.linalg.norm(focused)) == pytest.approx(1.0, abs=1e-5)
     # A one-sentence question is embedded as it is.
     assert np.allclose(generator._focused(parts(asked))[0], last, atol=1e-6)
+
+
+def _unit(part: int, passage: int, text: str, support: float) -> ScoredUnit:
+    p = Passage(passage, f"s{passage}", f"d{passage}", "Billing", "", text)
+    return ScoredUnit(p, 0, text, support, part=part)
+
+
+def test_each_part_takes_a_close_runner_up_after_every_part_has_its_best() -> None:
+    # Ranked order within each part; the balance rule ranked second for part 0.
+    scored = [
+        _unit(0, 1, "Money in your balance is used for postage first.", 0.48),
+        _unit(0, 2, "You can withdraw a balance over $50 to your bank account.", 0.45),
+        _unit(0, 3, "Refunds go to your balance.", 0.30),  # under 85 % of the best
+        _unit(1, 4, "Withdrawals reach your bank in 3 business days.", 0.50),
+        _unit(1, 5, "Withdrawals are free of charge for every plan.", 0.47),
+    ]
+    one = ExtractiveGenerator(FakeEmbedder(), ExtractiveConfig(part_sentences=1))
+    assert [s.passage.number for s in one.select(scored, 256)] == [1, 4]
+    two = ExtractiveGenerator(FakeEmbedder(), ExtractiveConfig(part_sentences=2))
+    # Three sentences at most (max_sentences): part 1's best comes before part 0's
+    # runner-up, and part 1's runner-up no longer fits.
+    assert [s.passage.number for s in two.select(scored, 256)] == [1, 2, 4]
+    short = ExtractiveGenerator(FakeEmbedder(), ExtractiveConfig(max_sentences=2))
+    assert [s.passage.number for s in short.select(scored, 256)] == [1, 4]
+    wide = ExtractiveGenerator(FakeEmbedder(), ExtractiveConfig(max_sentences=4))
+    assert [s.passage.number for s in wide.select(scored, 256)] == [1, 2, 4, 5]
