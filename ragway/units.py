@@ -479,6 +479,8 @@ def _list_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
         while parents and parents[-1][0] >= indent:
             parents.pop()
         text = plain(raw)
+        if not text:  # "- ![](shot.png)", an empty "1.": no words to quote
+            continue
         enumerated = f"{marker} {text}" if marker[0].isdigit() else text
         context = " ".join([lead_in, *(p for _, p in parents)]).strip()
         out.append(Unit("item", len(out), enumerated, context=context, key=lead_in))

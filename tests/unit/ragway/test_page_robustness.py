@@ -25,7 +25,8 @@ LINES = (
     "* Footnote", "<br>", "<dl><dt>Term</dt><dd>Definition</dd></dl>", "<!-- a comment -->",
     "Term", ": definition", "\u2022 bullet", "\u2013 dash item", "1) paren item",
     "   3. deep item", "\t- tab item", "|", "||", "| |", "-", "1.", "\\",
-    "<details><summary>Why?</summary>", "</details>", "---", "===", "~~~",
+    "<details><summary>Why?</summary>", "</details>", "---", "===", "~~~", "- ![](shot.png)",
+    '1. <img src="a.png">',
 )  # fmt: skip
 
 

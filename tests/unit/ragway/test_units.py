@@ -339,3 +339,9 @@ def test_name_dash_value_lines_are_units_of_their_own() -> None:
         "Cards, PayPal and — for annual plans\nOver **$3,000** — invoices with net 45 terms.",
     ):
         assert len(units(prose)) == 1, prose
+
+
+def test_an_item_with_no_words_is_no_unit() -> None:
+    page = 'To pay:\n\n- <img src="card.png">\n- Open Billing.\n1. ![](shot.png)\n2. Click Pay.'
+    # The picture-only items were units with no text ("" and "1. "), quotable as answers.
+    assert [u.text for u in units(page)] == ["To pay:", "Open Billing.", "2. Click Pay."]
