@@ -9,7 +9,7 @@ sentence at all. So the passage is read back into blocks first, and every unit
 carries the context it needs:
 
 - a **sentence** of a paragraph or a note (wrapped lines joined first);
-- a **list item** with its lead-in (the sentence before the list, when it ends
+- a **list item** with its lead-in (the sentence before the list, usually ending
   in ":") and, for a nested item, its parent item;
 - a **table row** with its header cells and its row key (the first cell);
 - a **code line** with its lead-in (commands, config keys).
@@ -217,12 +217,7 @@ def units(text: str) -> list[Unit]:
                 notes.setdefault(footnote.group(1).lstrip("\\"), footnote.group(2))
             sentences = split_sentences(joined)
             asked = _sentence_units(sentences, asked, out)
-            # Only a sentence that introduces what follows leads it: "To export your
-            # data:". "Before you start, make sure a store is connected." over the
-            # steps was read, embedded and quoted with every step, and drowned
-            # the step a question asked for (on the tuning parts: +3 first units
-            # right, +1 answer, answers 10 words shorter on the demo set).
-            lead_in = sentences[-1] if sentences and sentences[-1].endswith(":") else ""
+            lead_in = sentences[-1] if sentences else ""
             continue
         asked = ""
         if kind == "list":

