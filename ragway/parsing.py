@@ -173,6 +173,22 @@ _BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "as
 # paragraph of its own, not glued to its answer ("fee?Yes: 50 %").
 _BLOCK_TAGS |= {"details", "summary", "blockquote", "figure", "figcaption", "address"}
 _SKIP_TAGS = {"script", "style", "noscript", "template", "nav", "svg"}
+# A help centre's page is its article inside the site's chrome (header, breadcrumbs,
+# "Was this article helpful?", related articles, footer). Where the page marks its
+# article (<main>, <article>, role="main"), only the article is read; chrome inside
+# it, and widgets anywhere, are not. Otherwise every page carried the same
+# "Still need help? Contact us…" and the titles of other articles.
+_MAIN_START = re.compile(r"<(?:main|article)\b|\brole\s*=\s*[\"']?main\b", re.I)
+_CHROME_TAGS = {"form", "button", "select", "dialog"}
+_CHROME_IN_MAIN = {"footer", "aside"}
+# Class or id words of page widgets, matched whole between "-" or "_" ("article-votes",
+# "related_articles"), so "shared-drives" or "commentary" are not widgets.
+_CHROME_NAME = re.compile(
+    r"(?:^|[-_])(?:breadcrumbs?|votes?|voting|feedback|related|share|sharing|social|"
+    r"comments?|sidebar|cookies?|pagination|toc|skip-link)(?:$|[-_])|^article-meta$",
+    re.I,
+)
+_VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "wbr"}
 
 
 class _HtmlBlocks(HTMLParser):
@@ -183,6 +199,10 @@ class _HtmlBlocks(HTMLParser):
         self.title: str | None = None
         self._text: list[str] = []
         self._skip = 0
+        # Whether the page marks its article (see _MAIN_START); set before feeding.
+        self.scoped = False
+        self._main: list[list[Any]] = []  # open article elements: [tag, same-tag depth]
+        self._chrome: list[list[Any]] = []  # open chrome elements, the same way
         self._in_title = False
         self._heading: int | None = None
         self._pre = False
@@ -201,7 +221,48 @@ class _HtmlBlocks(HTMLParser):
         self._table: list[tuple[list[str], bool]] | None = None  # (cells, is header row)
         self._cell: list[str] | None = None
 
+    def _enter(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
+        """Track the article and the chrome; False: the tag is inside chrome."""
+        if tag in _VOID_TAGS:
+            return not self._chrome
+        for stack in (self._chrome, self._main):
+            if stack and stack[-1][0] == tag:
+                stack[-1][1] += 1
+        if self._chrome:
+            return False
+        a = dict(attrs)
+        named = f"{a.get('class') or ''} {a.get('id') or ''}".split()
+        scoped = bool(self._main) or not self.scoped
+        if (
+            tag in _CHROME_TAGS
+            or (scoped and self.scoped and tag in _CHROME_IN_MAIN)
+            or any(_CHROME_NAME.search(word) for word in named)
+        ):
+            self._chrome.append([tag, 1])
+            return False
+        if tag in ("main", "article") or a.get("role") == "main":
+            self._main.append([tag, 1])
+        return True
+
+    def _leave(self, tag: str) -> bool:
+        """The end tag's side of ``_enter``; False: the tag closed or was inside chrome."""
+        was_chrome = bool(self._chrome)
+        for stack in (self._chrome, self._main):
+            if stack and stack[-1][0] == tag:
+                stack[-1][1] -= 1
+                if stack[-1][1] == 0:
+                    stack.pop()
+        return not was_chrome
+
+    @property
+    def _reading(self) -> bool:
+        """Whether text here is the page's content: not chrome, and in the article
+        when the page marks one."""
+        return not self._chrome and (bool(self._main) or not self.scoped)
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if not self._enter(tag, attrs):
+            return
         if tag in _SKIP_TAGS:
             self._skip += 1
         elif tag == "title":
@@ -249,6 +310,8 @@ class _HtmlBlocks(HTMLParser):
             self._flush()
 
     def handle_endtag(self, tag: str) -> None:
+        if not self._leave(tag):
+            return
         if tag in _SKIP_TAGS:
             self._skip = max(0, self._skip - 1)
         elif tag == "title":
@@ -316,6 +379,8 @@ class _HtmlBlocks(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self._skip:
             return
+        if not self._reading and not self._in_title:
+            return
         if self._in_title:
             self.title = ((self.title or "") + data).strip() or None
         elif self._cell is not None:
@@ -381,10 +446,15 @@ def _html_blocks(text: str) -> list[Block]:
 
 def parse_html(text: str) -> Parsed:
     parser = _HtmlBlocks()
+    parser.scoped = bool(_MAIN_START.search(text))
     parser.feed(text)
     parser.close()
     first_h1 = next((b.text for b in parser.blocks if b.kind == "heading" and b.level == 1), None)
-    return Parsed(blocks=parser.blocks, meta=parser.meta, title=parser.title or first_h1)
+    title = parser.title
+    # "How do I reset my password? | Acme Help Center": the article's own heading.
+    if title is None or (first_h1 and title != first_h1 and title.startswith(first_h1)):
+        title = first_h1
+    return Parsed(blocks=parser.blocks, meta=parser.meta, title=title)
 
 
 # -- PDF --------------------------------------------------------------------

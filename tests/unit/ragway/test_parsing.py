@@ -199,6 +199,39 @@ def test_a_markdown_extra_definition_reads_term_colon_definition() -> None:
     assert [b.text for b in blocks] == ["Returns: You have 30 days to return an unused item."]
 
 
+def test_an_html_help_centre_article_is_read_without_the_sites_chrome() -> None:
+    html = """<html><head><title>How do I reset my password? | Acme Help Center</title></head>
+<body><header><a href="/">Acme Help Center</a></header>
+<div class="breadcrumbs"><ol><li><a href="/">Acme Help Center</a></li><li>Account</li></ol></div>
+<main><article><header><h1>How do I reset my password?</h1>
+<div class="article-meta">Updated 3 months ago</div></header>
+<p>Click <strong>Forgot password</strong>. The reset link works for 30 minutes.</p>
+<div class="shared-drives-note"><p>Shared drives keep their own passwords.</p></div>
+<footer><div class="article-votes">Was this article helpful?<button>Yes</button></div></footer>
+</article><aside><h3>Related articles</h3><ul><li>Two-step verification</li></ul></aside></main>
+<footer><p>Still need help? Call 1-800-555-0100.</p></footer></body></html>"""
+    parsed = parse_html(html)
+    # Every page carried the breadcrumbs, the votes, the related articles and the
+    # footer's "Still need help?" as its own words.
+    assert parsed.title == "How do I reset my password?"
+    assert [b.text for b in parsed.blocks] == [
+        "How do I reset my password?",
+        "Click Forgot password. The reset link works for 30 minutes.",
+        "Shared drives keep their own passwords.",
+    ]
+
+
+def test_an_html_page_without_an_article_keeps_its_footer_but_not_its_widgets() -> None:
+    html = """<h1>Contact</h1><p>Email support@acme.example.</p>
+<form><label>Your email</label><input></form><div id="cookie-banner">We use cookies.</div>
+<footer><p>Phone: 1-800-555-0100, 9:00-17:00.</p></footer>"""
+    assert [b.text for b in parse_html(html).blocks] == [
+        "Contact",
+        "Email support@acme.example.",
+        "Phone: 1-800-555-0100, 9:00-17:00.",
+    ]
+
+
 def test_plain_text_is_paragraphs_with_optional_front_matter() -> None:
     parsed = parse("text", b"---\ntitle: Notes\n---\nFirst para.\n\nSecond para.\n")
     assert parsed.meta == {"title": "Notes"}
