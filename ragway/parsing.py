@@ -471,4 +471,40 @@ def _parse_pdf(data: bytes) -> Parsed:
     except (PdfReadError, ValueError, KeyError, OSError) as exc:
         raise ParseError(f"not a readable PDF: {exc}") from exc
     title = str(info.title).strip() if info is not None and info.title else None
-    return Parsed(blocks=_paragraphs("\n\n".join(pages)), title=title or None)
+    return Parsed(blocks=_paragraphs(pdf_text(pages)), title=title or None)
+
+
+# "12", "Page 3", "3 / 12", "Page 3 of 12": a page's number, no content.
+_PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$", re.I)
+# A word broken at a line's end: "configu-" over "ration".
+_BROKEN_WORD = re.compile(r"(?<=[a-z])-\n(?=[a-z])")
+
+
+def pdf_text(pages: list[str]) -> str:
+    """The pages' text as a reader sees it, each page a paragraph of its own unless
+    a sentence runs on over the break.
+
+    A PDF's running header and footer ("Acme Help Center | Billing guide", "Page
+    3 of 12") are text on every page: they were read into the sentence that runs
+    across the page break and into every chunk. A line on at least 60 % of the
+    pages of a document of three or more pages, and a line that is only a page
+    number, are left out; a word hyphenated across a line break is joined.
+    """
+    lines = [[line.strip() for line in page.splitlines()] for page in pages]
+    counts: dict[str, int] = {}
+    for page_lines in lines:
+        for line in set(page_lines):
+            if line:
+                counts[line] = counts.get(line, 0) + 1
+    running = {ln for ln, n in counts.items() if len(pages) >= 3 and n >= 0.6 * len(pages)}
+    text = ""
+    for page_lines in lines:
+        page = "\n".join(
+            ln for ln in page_lines if ln and ln not in running and not _PAGE_NUMBER.match(ln)
+        )
+        if not page:
+            continue
+        # A sentence that runs on over the page break stays one paragraph.
+        runs_on = text and not text.endswith((".", "!", "?", ":")) and page[0].islower()
+        text += ("\n" if runs_on else "\n\n" if text else "") + page
+    return _BROKEN_WORD.sub("", text)

@@ -8,7 +8,7 @@ import pytest
 
 from ragway.chunking import chunk_blocks, duplicate_rate, pack
 from ragway.kb import Defaults, DocumentError, build_document, parse_document
-from ragway.parsing import Block, ParseError, parse, parse_html, parse_markdown
+from ragway.parsing import Block, ParseError, parse, parse_html, parse_markdown, pdf_text
 
 MD = """# Guide
 
@@ -274,6 +274,28 @@ def test_pdf_text_and_title_are_read(tmp_path: Path) -> None:
     assert "4 million euros" in doc.chunks[0].text
     with pytest.raises(ParseError, match="not a readable PDF"):
         parse("pdf", b"%PDF-1.4 garbage")
+
+
+def test_pdf_pages_lose_their_running_header_and_page_numbers() -> None:
+    pages = [
+        f"Acme Help Center | Billing guide\n{body}\nPage {n} of 3"
+        for n, body in enumerate(
+            ["Invoices are sent on the 1st. Payment terms are net 30, and the configu-\nration",
+             "of reminders is under Billing. Late fees start after 14 days.",
+             "Refunds take 5 business days."],
+            start=1,
+        )
+    ]  # fmt: skip
+    # The header and "Page 1 of 3" were read into the sentence that runs over the
+    # page break ("…the configu- ration Page 1 of 3 Acme Help Center | Billing
+    # guide of reminders…").
+    assert pdf_text(pages) == (
+        "Invoices are sent on the 1st. Payment terms are net 30, and the configuration"
+        "\nof reminders is under Billing. Late fees start after 14 days."
+        "\n\nRefunds take 5 business days."
+    )
+    # A line on one or two pages is content, and a two-page document keeps its lines.
+    assert pdf_text(["Title\nA.", "Title\nB."]) == "Title\nA.\n\nTitle\nB."
 
 
 def test_sidecar_metadata_overrides_and_required_fields_are_named(tmp_path: Path) -> None:
