@@ -232,10 +232,9 @@ class _HtmlBlocks(HTMLParser):
             return False
         a = dict(attrs)
         named = f"{a.get('class') or ''} {a.get('id') or ''}".split()
-        scoped = bool(self._main) or not self.scoped
         if (
             tag in _CHROME_TAGS
-            or (scoped and self.scoped and tag in _CHROME_IN_MAIN)
+            or (self._main and tag in _CHROME_IN_MAIN)
             or any(_CHROME_NAME.search(word) for word in named)
         ):
             self._chrome.append([tag, 1])
@@ -245,7 +244,7 @@ class _HtmlBlocks(HTMLParser):
         return True
 
     def _leave(self, tag: str) -> bool:
-        """The end tag's side of ``_enter``; False: the tag closed or was inside chrome."""
+        """The end tag's side of ``_enter``; False: the tag was inside chrome or closed it."""
         was_chrome = bool(self._chrome)
         for stack in (self._chrome, self._main):
             if stack and stack[-1][0] == tag:

@@ -19,9 +19,8 @@ reaches ``min_support``; otherwise each answerable part is answered with its bes
 unit and up to ``max_sentences - 1`` others close to it (``part_sentences - 1``
 for each part of a multi-part question), each followed by its citation ``[n]``.
 A table row answers with its key and the cells the question asks about, in the
-row's own words. The default
-threshold is calibrated on the tuning half of the help-centre QA set
-(docs/generation.md).
+row's own words. The default threshold is calibrated on the tuning half of the
+help-centre QA set (docs/generation.md).
 """
 
 from __future__ import annotations
