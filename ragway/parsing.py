@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any, Literal
@@ -435,19 +436,21 @@ class _HtmlBlocks(HTMLParser):
         self.blocks.append(Block("table", "\n".join([header, *body]), units=body, header=header))
 
 
-def _html_blocks(text: str) -> list[Block]:
-    """The blocks of an HTML fragment (a Markdown document's HTML block)."""
+def _read_html(text: str, *, scoped: bool) -> _HtmlBlocks:
     parser = _HtmlBlocks()
+    parser.scoped = scoped
     parser.feed(text)
     parser.close()
-    return parser.blocks
+    return parser
+
+
+def _html_blocks(text: str) -> list[Block]:
+    """The blocks of an HTML fragment (a Markdown document's HTML block)."""
+    return _read_html(text, scoped=False).blocks
 
 
 def parse_html(text: str) -> Parsed:
-    parser = _HtmlBlocks()
-    parser.scoped = bool(_MAIN_START.search(text))
-    parser.feed(text)
-    parser.close()
+    parser = _read_html(text, scoped=bool(_MAIN_START.search(text)))
     first_h1 = next((b.text for b in parser.blocks if b.kind == "heading" and b.level == 1), None)
     title = parser.title
     # "How do I reset my password? | Acme Help Center": the article's own heading.
@@ -490,11 +493,7 @@ def pdf_text(pages: list[str]) -> str:
     number, are left out; a word hyphenated across a line break is joined.
     """
     lines = [[line.strip() for line in page.splitlines()] for page in pages]
-    counts: dict[str, int] = {}
-    for page_lines in lines:
-        for line in set(page_lines):
-            if line:
-                counts[line] = counts.get(line, 0) + 1
+    counts = Counter(line for page_lines in lines for line in set(page_lines) if line)
     running = {ln for ln, n in counts.items() if len(pages) >= 3 and n >= 0.6 * len(pages)}
     text = ""
     for page_lines in lines:

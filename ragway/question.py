@@ -36,7 +36,8 @@ _UNIT_DURATION = (
 )
 # Currency codes written after an amount ("49 USD", "120 CHF"), and the signs.
 _CURRENCY = "USD|EUR|GBP|CHF|CAD|AUD|NZD|SEK|NOK|DKK|PLN|JPY|INR"
-_SIGN = "[$€£¥]"
+_SIGNS = "$€£¥"
+_SIGN = f"[{_SIGNS}]"
 _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
     AnswerType.DURATION: re.compile(
         rf"\b(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|"
@@ -66,7 +67,7 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
     # A count: a number that is not money ("$49" does not say how many people) and
     # not part of a name ("2SV", "Sev1", "MiniLM-L6", "NW-1190").
     AnswerType.NUMBER: re.compile(
-        rf"(?<![$€£¥\d.,\w-])\d[\d,.]*(?![\d\w])(?![.,]\d)(?!-[A-Za-z])(?!\s?(?:{_CURRENCY})\b)(?!\s?{_SIGN})|"
+        rf"(?<![{_SIGNS}\d.,\w-])\d[\d,.]*(?![\d\w])(?![.,]\d)(?!-[A-Za-z])(?!\s?(?:{_CURRENCY})\b)(?!\s?{_SIGN})|"
         r"\b(?:unlimited|one|two|three|four|five|six|seven|eight|nine|ten)\b",
         re.I,
     ),
