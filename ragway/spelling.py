@@ -22,6 +22,7 @@ stay unknown, so that the question is refused.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 from collections.abc import Container, Iterable
@@ -54,11 +55,36 @@ def english_words() -> frozenset[str]:
     return frozenset(w for w in vocab if _ALPHA.match(w))
 
 
-def repair(question: str, known: dict[str, int], dictionary: Container[str] | None = None) -> str:
+def compounds(texts: Iterable[str]) -> dict[str, str]:
+    """Two words the texts write side by side, by how a user runs them together.
+
+    "screen sharing" is found as "screensharing" and as "screenshare" (the first
+    word and the second's stem): a chat user writes "screenshare", "timezone",
+    "payslip" where the pages write two words.
+    """
+    out: dict[str, str] = {}
+    for text in texts:
+        found = [w for token in _TOKEN.findall(text.lower()) for w in token.split("-")]
+        for first, second in itertools.pairwise(found):
+            if min(len(first), len(second)) < 3 or not _ALPHA.match(first + second):
+                continue
+            for joined in (first + second, first + stem(second)):
+                out.setdefault(joined, f"{first} {second}")
+    return out
+
+
+def repair(
+    question: str,
+    known: dict[str, int],
+    dictionary: Container[str] | None = None,
+    joined: dict[str, str] | None = None,
+) -> str:
     """The question with its misspelt words replaced by the closest known word.
 
     ``dictionary``: words that are spelt right even where no passage uses them
-    (default: ``english_words()``).
+    (default: ``english_words()``). ``joined``: the passages' word pairs by how a
+    user runs them together (``compounds``); a word the passages do not know that is
+    one of them becomes the pair ("screenshare" → "screen sharing").
     """
     real = english_words() if dictionary is None else dictionary
     forms = {w: (count, stem(w)) for w, count in known.items()}
@@ -71,7 +97,9 @@ def repair(question: str, known: dict[str, int], dictionary: Container[str] | No
         fixed = None
         if _repairable(word, m.start(), question) and word.lower() not in real:
             if word not in closest:
-                closest[word] = _closest(word, forms, stems)
+                closest[word] = _split(word, forms, stems, joined or {}) or _closest(
+                    word, forms, stems
+                )
             fixed = closest[word]
         out.append(question[last : m.start()])
         out.append(word if fixed is None else _same_case(word, fixed))
@@ -88,12 +116,34 @@ def _repairable(word: str, start: int, question: str) -> bool:
     return not (word[0].isupper() and question[:start].strip() != "")
 
 
+def _split(
+    word: str, forms: dict[str, tuple[int, str]], stems: frozenset[str], joined: dict[str, str]
+) -> str | None:
+    """The passages' two words that ``word`` runs together, when it is not a word of theirs.
+
+    Tried before a one- or two-edit neighbour: "screenshare" is "screen sharing"
+    on a page that says so, not "screenshot".
+    """
+    lower = word.lower()
+    if lower in forms or stem(lower) in stems:
+        return None
+    return joined.get(lower) or joined.get(stem(lower))
+
+
 def _closest(word: str, forms: dict[str, tuple[int, str]], stems: frozenset[str]) -> str | None:
     """The known word nearest ``word``; ``forms`` maps each known word to its count
     and stem."""
     lower = word.lower()
-    if lower in forms or stem(lower) in stems:
+    if lower in forms:
         return None
+    if (word_stem := stem(lower)) in stems:
+        # "insurence" stems like the passages' "insurance": term coverage already
+        # meets it, but the embedding model reads it as unknown word pieces. The
+        # passages' commonest word of that stem is how they spell it.
+        return max(
+            (c for c, (_, s) in forms.items() if s == word_stem),
+            key=lambda c: (forms[c][0], c),
+        )
     budget = 1 if len(lower) < 7 else 2
     best: tuple[int, int, str] | None = None
     for candidate, (count, candidate_stem) in forms.items():

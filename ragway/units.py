@@ -269,6 +269,8 @@ _LEANS_BACK = re.compile(
 )
 
 
+# A sentence in the asker's own voice.
+_ASKER = re.compile(r"\b(?:I(?:['\u2019](?:m|ve|d|ll))?|[Mm]y|[Mm]e)\b")
 # The labels of an FAQ written as "Q: …? A: …": the page's layout, not its words.
 _QUESTION_LABEL = re.compile(r"^(?:Q|Question)\s*[:.]\s+", re.I)
 _ANSWER_LABEL = re.compile(r"^(?:A|Answer)\s*[:.]\s+")
@@ -287,6 +289,7 @@ def _sentence_units(sentences: list[str], asked: str, out: list[Unit]) -> str:
     # "Q: My session didn't start, but there's a payment on my card. Why?" is one
     # question, not a statement and a "Why?".
     labelled: list[str] | None = None
+    continued = False  # the sentence before was the paragraph's question or its asker's
     for sentence in sentences:
         if _QUESTION_LABEL.match(sentence):
             labelled = []
@@ -299,7 +302,15 @@ def _sentence_units(sentences: list[str], asked: str, out: list[Unit]) -> str:
         labelled = None
         if sentence.endswith("?"):
             asked, previous = sentence, ""
+            continued = True
             continue
+        if continued and _ASKER.search(sentence):
+            # The asker goes on in the first person ("Is there a way to see which
+            # contractors are missing a W-9? I keep finding them the week of the
+            # deadline."): still the question, not an answer to it.
+            asked = f"{asked} {sentence}"
+            continue
+        continued = False
         if asked and not previous:
             # "Q: … A: Open a claim within 21 days." answers without its label.
             sentence = _ANSWER_LABEL.sub("", sentence) or sentence
@@ -307,8 +318,11 @@ def _sentence_units(sentences: list[str], asked: str, out: list[Unit]) -> str:
         context = " ".join(t for t in (asked, lean) if t)
         out.append(Unit("sentence", len(out), sentence, context=context, key=lean))
         previous = sentence
-    # Only a question standing alone (an FAQ's bold question) carries over.
-    return asked if sentences and (sentences[-1].endswith("?") or labelled is not None) else ""
+    # Only a question standing alone (an FAQ's bold question, a post that asks) carries over.
+    if not sentences:
+        return ""
+    carries = continued or labelled is not None or sentences[-1].endswith("?")
+    return asked if carries else ""
 
 
 def _blocks(text: str) -> list[tuple[str, list[str]]]:

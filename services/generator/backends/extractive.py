@@ -217,7 +217,9 @@ class ExtractiveGenerator:
         return self._worded(question, tuple(p.text for p in passages))
 
     def _as_the_passages_word_it(self, question: str, texts: tuple[str, ...]) -> str:
-        question = spelling.repair(question, spelling.vocabulary(texts))
+        question = spelling.repair(
+            question, spelling.vocabulary(texts), joined=spelling.compounds(texts)
+        )
         # Embeds only for an acronym no passage writes: rare, and then a few short texts.
         return acronyms.expand(question, texts, self._cosines)
 
@@ -782,6 +784,17 @@ def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:
             asked = [
                 i for i, (_, cell) in enumerate(u.cells) if i > 0 and holds(cell, part.answer_type)
             ]
+        if asked:
+            # A cell that says what the question asks about in its own words, beyond
+            # the key and the asked columns: "screen sharing" is in the Notes cell
+            # ("Screen sharing needs Firefox 121"), not in the Minimum version column.
+            said = content_terms(" ".join([u.key, *(" ".join(u.cells[i]) for i in asked)]))
+            asked += [
+                i
+                for i, (_, cell) in enumerate(u.cells)
+                if i > 0 and i not in asked and len((content_terms(cell) & q_terms) - said) >= 2
+            ]
+            asked.sort()
         # A transposed table (features as rows, plans as columns): the column
         # header is the entity ("Business"), the row key the attribute.
         quoted = u.row_text(asked or None)

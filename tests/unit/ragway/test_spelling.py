@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragway.spelling import edit_distance, english_words, repair, vocabulary
+from ragway.spelling import compounds, edit_distance, english_words, repair, vocabulary
 
 PAGES = vocabulary(
     [
@@ -60,3 +60,26 @@ def test_the_dictionary_is_the_embedding_models_whole_words() -> None:
     words = english_words()
     assert {"longest", "connector", "gesture"} <= words
     assert not {"verison", "bandwith", "retreiver"} & words
+
+
+def test_a_misspelling_with_a_known_stem_takes_the_passages_spelling() -> None:
+    # "insurence" stems like "insurance": before, it was left as it was (the embedding
+    # model read it as unknown word pieces) because its stem was known.
+    pages = vocabulary(["Can I add insurance? Yes, insurance is available on every carrier."])
+    assert repair("max insurence per parcel?", pages) == "max insurance per parcel?"
+
+
+def test_words_run_together_become_the_passages_two_words() -> None:
+    texts = [
+        "| Mozilla Firefox | 115 ESR | Screen sharing needs Firefox 121 |",
+        "Set your time zone under Profile.",
+    ]
+    pages, joined = vocabulary(texts), compounds(texts)
+    assert repair("firefox needed to screenshare", pages, joined=joined) == (
+        "firefox needed to screen sharing"
+    )
+    assert repair("change my timezone", pages, joined=joined) == "change my time zone"
+    # Only pairs the passages write side by side: "profileset" is no pair of theirs.
+    assert repair("the profileset page", pages, joined=joined) == "the profileset page"
+    # Without the pairs, nothing is split.
+    assert repair("change my timezone", pages) == "change my timezone"

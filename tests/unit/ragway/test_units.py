@@ -345,3 +345,28 @@ def test_an_item_with_no_words_is_no_unit() -> None:
     page = 'To pay:\n\n- <img src="card.png">\n- Open Billing.\n1. ![](shot.png)\n2. Click Pay.'
     # The picture-only items were units with no text ("" and "1. "), quotable as answers.
     assert [u.text for u in units(page)] == ["To pay:", "Open Billing.", "2. Click Pay."]
+
+
+def test_an_askers_own_words_after_their_question_are_the_question_not_an_answer() -> None:
+    # A community page: the post that asks goes on in the first person. Before, "I keep
+    # finding them the week of the deadline." was a unit read with the question as its
+    # context, so it answered "Where can I see which contractors are missing a W-9?".
+    page = (
+        "> **Marisol** · Dec 12\n"
+        "> Is there a way to see which contractors are still missing a W-9? I keep\n"
+        "> finding them the week of the deadline.\n\n"
+        "> **cpa_grant_k** · Dec 14\n"
+        "> @Marisol: Reports → Contractors → W-9 status.\n\n"
+        "Do you ship to PO boxes? Yes, with USPS. I recommend tracking them.\n"
+    )
+    found = units(page)
+    assert [u.text for u in found] == [
+        "cpa_grant_k · Dec 14 @Marisol: Reports → Contractors → W-9 status.",
+        "Yes, with USPS.",
+        "I recommend tracking them.",
+    ]
+    # The reply is read with the whole question, the asker's words included.
+    assert found[0].context.endswith("I keep finding them the week of the deadline.")
+    assert "W-9?" in found[0].context
+    # An answer in the first person after a statement is still an answer.
+    assert found[2].context == "Do you ship to PO boxes?"

@@ -577,6 +577,28 @@ def test_a_row_is_quoted_with_the_footnote_its_cell_points_to() -> None:
     assert "on pay day†. Same-day runs are limited to $25,000 per run" in final.answer
 
 
+def test_a_row_is_quoted_with_a_cell_that_says_what_the_question_asks_about() -> None:
+    browsers = Passage(
+        1,
+        "web-client#browsers",
+        "web-client",
+        "Web client requirements",
+        "",
+        "| Browser | Minimum version | Huddles supported | Notes |\n"
+        "|---|---|---|---|\n"
+        "| Google Chrome | 118 | Yes | |\n"
+        "| Mozilla Firefox | 115 ESR | Yes | Screen sharing needs Firefox 121 |\n"
+        "| Apple Safari | 16.4 | Audio only | Video huddles on the roadmap |\n",
+    )
+    final = answer_of("firefox verison needed to screenshare in the web app", [browsers, PLANS])
+    assert final.verdict is Verdict.GROUNDED, final.refusal_detail
+    # Before, the row was quoted with its Minimum version cell alone ("115 ESR"): the
+    # Notes cell, which says screen sharing in the question's own words, was left out.
+    assert "Minimum version: 115 ESR" in final.answer
+    assert "Notes: Screen sharing needs Firefox 121" in final.answer
+    assert "Huddles supported" not in final.answer
+
+
 def test_how_many_times_is_answered_by_a_count_of_attempts() -> None:
     # "How many times can I type the wrong password" counts repetitions, which a page
     # says as attempts, tries or retries: the unit holds the asked kind of value.
