@@ -32,7 +32,7 @@ class AnswerType(StrEnum):
 
 
 _UNIT_DURATION = (
-    r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|business days?)"
+    r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|business[\s-]days?)"
 )
 # Currency codes written after an amount ("49 USD", "120 CHF"), and the signs.
 _CURRENCY = "USD|EUR|GBP|CHF|CAD|AUD|NZD|SEK|NOK|DKK|PLN|JPY|INR"

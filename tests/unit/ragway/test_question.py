@@ -56,6 +56,9 @@ def test_a_single_question_with_and_in_it_stays_whole() -> None:
 def test_holds_recognises_values() -> None:
     assert holds("Deleted files stay for 30 days.", AnswerType.DURATION)
     assert not holds("Deleted files stay in the trash.", AnswerType.DURATION)
+    # A hyphenated business-day span is a duration too: "how long do payouts take" was
+    # answered by the 3-day pause rule, which held one, over this sentence, which did not.
+    assert holds("Paid out on a 2-business-day rolling basis.", AnswerType.DURATION)
     assert holds("Business — Price per seat: $11.75", AnswerType.AMOUNT)
     # The sign after the number, as European pages write prices; and no count in it.
     assert holds("Ad-hoc charging: 0,59 €/kWh", AnswerType.AMOUNT)
