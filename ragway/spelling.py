@@ -108,6 +108,16 @@ def repair(
     return "".join(out)
 
 
+def suspects(question: str) -> bool:
+    """Whether the question has a word ``repair`` might change: one that is no
+    English word (cheap to ask before gathering a vocabulary to repair it from)."""
+    real = english_words()
+    return any(
+        _repairable(m.group(0), m.start(), question) and m.group(0).lower() not in real
+        for m in _TOKEN.finditer(question)
+    )
+
+
 def _repairable(word: str, start: int, question: str) -> bool:
     lower = word.lower()
     if len(lower) < MIN_LENGTH or not _ALPHA.match(lower) or lower in STOPWORDS:

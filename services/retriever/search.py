@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar
 
+from ragway import spelling
 from ragway.embedding import Embedder, Vectors
 from ragway.question import parts
 from ragway.units import plain
@@ -143,6 +144,21 @@ def _insert_followed(
         out.insert(at, Hit(chunk=pick, score=out[at - 1].score, fused=out[at - 1].fused))
         shift += 1
     return out
+
+
+# Candidates per list whose words a misspelt question is spelt by.
+RESPELL_DEPTH = 30
+
+
+def _respelt(query: str, lists: Mapping[str, Sequence[Candidate]]) -> str | None:
+    """The question with its misspelt words spelt as the candidates spell them, or
+    None when it has none (``ragway/spelling.py``; most questions stop at ``suspects``)."""
+    if not spelling.suspects(query):
+        return None
+    chunks = {c.chunk.chunk_id: c.chunk for found in lists.values() for c in found[:RESPELL_DEPTH]}
+    texts = [f"{c.title} {c.section} {c.text}" for c in chunks.values()]
+    fixed = spelling.repair(query, spelling.vocabulary(texts), joined=spelling.compounds(texts))
+    return fixed if fixed.lower() != query.lower() else None
 
 
 def _stage(list_name: str) -> str:
@@ -289,6 +305,29 @@ class HybridSearcher:
             raise AllRetrieversFailedError(
                 f"no retriever answered within {0.6 * options.budget_ms:.0f} ms"
             )
+
+        # A misspelt word ("a disabeld api key") matches nothing in BM25 and blurs the
+        # embedding. Spelt as the candidates found so far spell it (all inside the
+        # caller's scope), the question is searched again and both fused.
+        respelt = _respelt(query, lists)
+        if respelt is not None and time.perf_counter() < retrieval_deadline:
+            again: dict[str, asyncio.Future[list[Candidate]]] = {}
+            if options.mode in (Mode.HYBRID, Mode.SPARSE):
+                again["sparse_respelt"] = loop.run_in_executor(
+                    self._executor, sparse_path(respelt, "_respelt")
+                )
+            if options.mode in (Mode.HYBRID, Mode.DENSE):
+                again["dense_respelt"] = loop.run_in_executor(
+                    self._executor, dense_path(respelt, "_respelt")
+                )
+            for name, fut in again.items():
+                try:
+                    lists[name] = await asyncio.wait_for(
+                        asyncio.shield(fut),
+                        timeout=max(0.0, retrieval_deadline - time.perf_counter()),
+                    )
+                except TimeoutError:
+                    outcome.degraded.append((name, "the respelt search missed the deadline"))
 
         t0 = time.perf_counter()
         with stages.span("ragway.fuse", {"ragway.fusion.rrf_k": self._rrf_k}) as span:

@@ -11,6 +11,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health
 
+from ragway import spelling
 from ragway.embedding import OnnxMiniLMEmbedder
 from ragway.grpc_server import SERVER_OPTIONS, add_health_and_reflection, bind, serve
 from ragway.service_auth import server_interceptors
@@ -51,6 +52,7 @@ class RetrieverServer:
 def create_server(settings: RetrieverSettings) -> RetrieverServer:
     embedder = OnnxMiniLMEmbedder(threads=settings.inference_threads)
     embedder.embed(["warm-up"])  # the first inference allocates; keep it off a user's query
+    spelling.english_words()  # the respelling's dictionary (~0.1 s): read before a query
     # Writes get their own embedder and threads: on the search path's, a bulk build's
     # embedding held the embedder and every search thread while queries waited.
     write_embedder = OnnxMiniLMEmbedder(threads=settings.write_inference_threads)
