@@ -95,11 +95,9 @@ def repair(
     for m in _TOKEN.finditer(question):
         word = m.group(0)
         fixed = None
-        if _repairable(word, m.start(), question) and word.lower() not in real:
+        if _suspect(word, m.start(), question, real):
             if word not in closest:
-                closest[word] = _split(word, forms, stems, joined or {}) or _closest(
-                    word, forms, stems
-                )
+                closest[word] = _replacement(word.lower(), forms, stems, joined or {})
             fixed = closest[word]
         out.append(question[last : m.start()])
         out.append(word if fixed is None else _same_case(word, fixed))
@@ -112,38 +110,28 @@ def suspects(question: str) -> bool:
     """Whether the question has a word ``repair`` might change: one that is no
     English word (cheap to ask before gathering a vocabulary to repair it from)."""
     real = english_words()
-    return any(
-        _repairable(m.group(0), m.start(), question) and m.group(0).lower() not in real
-        for m in _TOKEN.finditer(question)
-    )
+    return any(_suspect(m.group(0), m.start(), question, real) for m in _TOKEN.finditer(question))
 
 
-def _repairable(word: str, start: int, question: str) -> bool:
+def _suspect(word: str, start: int, question: str, real: Container[str]) -> bool:
+    """Whether ``word`` (at ``start`` in ``question``) may be a misspelling."""
     lower = word.lower()
     if len(lower) < MIN_LENGTH or not _ALPHA.match(lower) or lower in STOPWORDS:
+        return False
+    if lower in real:
         return False
     # A capitalised word inside the question is a name, kept as the user wrote it.
     return not (word[0].isupper() and question[:start].strip() != "")
 
 
-def _split(
-    word: str, forms: dict[str, tuple[int, str]], stems: frozenset[str], joined: dict[str, str]
+def _replacement(
+    lower: str, forms: dict[str, tuple[int, str]], stems: frozenset[str], joined: dict[str, str]
 ) -> str | None:
-    """The passages' two words that ``word`` runs together, when it is not a word of theirs.
+    """The passages' spelling of ``lower``, or None when they have none for it.
 
-    Tried before a one- or two-edit neighbour: "screenshare" is "screen sharing"
-    on a page that says so, not "screenshot".
+    ``forms`` maps each known word to its count and stem; ``joined`` the word pairs by
+    how a user runs them together.
     """
-    lower = word.lower()
-    if lower in forms or stem(lower) in stems:
-        return None
-    return joined.get(lower) or joined.get(stem(lower))
-
-
-def _closest(word: str, forms: dict[str, tuple[int, str]], stems: frozenset[str]) -> str | None:
-    """The known word nearest ``word``; ``forms`` maps each known word to its count
-    and stem."""
-    lower = word.lower()
     if lower in forms:
         return None
     if (word_stem := stem(lower)) in stems:
@@ -154,6 +142,13 @@ def _closest(word: str, forms: dict[str, tuple[int, str]], stems: frozenset[str]
             (c for c, (_, s) in forms.items() if s == word_stem),
             key=lambda c: (forms[c][0], c),
         )
+    # Words run together are tried before a one- or two-edit neighbour:
+    # "screenshare" is "screen sharing" on a page that says so, not "screenshot".
+    return joined.get(lower) or joined.get(word_stem) or _nearest(lower, forms)
+
+
+def _nearest(lower: str, forms: dict[str, tuple[int, str]]) -> str | None:
+    """The known word within the edit budget of ``lower``, if any."""
     budget = 1 if len(lower) < 7 else 2
     best: tuple[int, int, str] | None = None
     for candidate, (count, candidate_stem) in forms.items():

@@ -280,54 +280,52 @@ class HybridSearcher:
 
         # Retrieval may use 60 % of the budget; the rest is the reranker's.
         retrieval_deadline = started + 0.6 * options.budget_ms / 1000
-        lists: dict[str, list[Candidate]] = {}
-        pending: dict[str, asyncio.Future[list[Candidate]]] = {}
         loop = asyncio.get_running_loop()
-        for stage, text in queries:
+
+        def submit(text: str, stage: str) -> dict[str, asyncio.Future[list[Candidate]]]:
+            """The retrievers the mode asks for, on the executor, keyed by list name."""
+            futures: dict[str, asyncio.Future[list[Candidate]]] = {}
             if options.mode in (Mode.HYBRID, Mode.SPARSE):
-                pending[f"sparse{stage}"] = loop.run_in_executor(
+                futures[f"sparse{stage}"] = loop.run_in_executor(
                     self._executor, sparse_path(text, stage)
                 )
             if options.mode in (Mode.HYBRID, Mode.DENSE):
-                pending[f"dense{stage}"] = loop.run_in_executor(
+                futures[f"dense{stage}"] = loop.run_in_executor(
                     self._executor, dense_path(text, stage)
                 )
-        for name, fut in pending.items():
-            try:
-                lists[name] = await asyncio.wait_for(
-                    asyncio.shield(fut), timeout=max(0.0, retrieval_deadline - time.perf_counter())
-                )
-            except TimeoutError:
-                outcome.degraded.append(
-                    (name, f"{name} search missed its {0.6 * options.budget_ms:.0f} ms deadline")
-                )
+            return futures
+
+        async def collect(
+            futures: Mapping[str, asyncio.Future[list[Candidate]]], missed: Callable[[str], str]
+        ) -> dict[str, list[Candidate]]:
+            """The lists that arrive before the retrieval deadline; the others degrade."""
+            arrived: dict[str, list[Candidate]] = {}
+            for name, fut in futures.items():
+                try:
+                    arrived[name] = await asyncio.wait_for(
+                        asyncio.shield(fut),
+                        timeout=max(0.0, retrieval_deadline - time.perf_counter()),
+                    )
+                except TimeoutError:
+                    outcome.degraded.append((name, missed(name)))
+            return arrived
+
+        pending: dict[str, asyncio.Future[list[Candidate]]] = {}
+        for stage, text in queries:
+            pending |= submit(text, stage)
+        budget = f"{0.6 * options.budget_ms:.0f} ms"
+        lists = await collect(pending, lambda name: f"{name} search missed its {budget} deadline")
         if not lists:
-            raise AllRetrieversFailedError(
-                f"no retriever answered within {0.6 * options.budget_ms:.0f} ms"
-            )
+            raise AllRetrieversFailedError(f"no retriever answered within {budget}")
 
         # A misspelt word ("a disabeld api key") matches nothing in BM25 and blurs the
         # embedding. Spelt as the candidates found so far spell it (all inside the
         # caller's scope), the question is searched again and both fused.
         respelt = _respelt(query, lists)
         if respelt is not None and time.perf_counter() < retrieval_deadline:
-            again: dict[str, asyncio.Future[list[Candidate]]] = {}
-            if options.mode in (Mode.HYBRID, Mode.SPARSE):
-                again["sparse_respelt"] = loop.run_in_executor(
-                    self._executor, sparse_path(respelt, "_respelt")
-                )
-            if options.mode in (Mode.HYBRID, Mode.DENSE):
-                again["dense_respelt"] = loop.run_in_executor(
-                    self._executor, dense_path(respelt, "_respelt")
-                )
-            for name, fut in again.items():
-                try:
-                    lists[name] = await asyncio.wait_for(
-                        asyncio.shield(fut),
-                        timeout=max(0.0, retrieval_deadline - time.perf_counter()),
-                    )
-                except TimeoutError:
-                    outcome.degraded.append((name, "the respelt search missed the deadline"))
+            lists |= await collect(
+                submit(respelt, "_respelt"), lambda _: "the respelt search missed the deadline"
+            )
 
         t0 = time.perf_counter()
         with stages.span("ragway.fuse", {"ragway.fusion.rrf_k": self._rrf_k}) as span:
@@ -341,32 +339,16 @@ class HybridSearcher:
         references = _references(hits[: options.top_k])
         if references and time.perf_counter() < retrieval_deadline:
             t0 = time.perf_counter()
+            waits = [
+                submit(f"{query} {phrase}", f".see{n + 1}")
+                for n, (_, phrase) in enumerate(references)
+            ]
             followed: dict[int, list[ChunkRecord]] = {}
-            waits: dict[tuple[int, str], asyncio.Future[list[Candidate]]] = {}
-            for n, (_, phrase) in enumerate(references):
-                text = f"{query} {phrase}"
-                if options.mode in (Mode.HYBRID, Mode.SPARSE):
-                    waits[(n, "sparse")] = loop.run_in_executor(
-                        self._executor, sparse_path(text, f".see{n + 1}")
-                    )
-                if options.mode in (Mode.HYBRID, Mode.DENSE):
-                    waits[(n, "dense")] = loop.run_in_executor(
-                        self._executor, dense_path(text, f".see{n + 1}")
-                    )
-            found: dict[int, dict[str, list[Candidate]]] = {}
-            for (n, name), fut in waits.items():
-                try:
-                    found.setdefault(n, {})[name] = await asyncio.wait_for(
-                        asyncio.shield(fut),
-                        timeout=max(0.0, retrieval_deadline - time.perf_counter()),
-                    )
-                except TimeoutError:
-                    outcome.degraded.append(
-                        (f"{name}.see{n + 1}", "a followed reference missed the retrieval deadline")
-                    )
-            for n, ranked in found.items():
-                fused = reciprocal_rank_fusion(ranked, k=self._rrf_k)
-                followed[n] = [f.chunk for f in fused]
+            for n, futures in enumerate(waits):
+                ranked = await collect(
+                    futures, lambda _: "a followed reference missed the retrieval deadline"
+                )
+                followed[n] = [f.chunk for f in reciprocal_rank_fusion(ranked, k=self._rrf_k)]
             hits = _insert_followed(hits, references, followed, options.top_k)
             timings["references"] = (time.perf_counter() - t0) * 1000
 
