@@ -10,8 +10,9 @@ not a ragway dependency, so this script reads its folder rather than importing i
 A private retriever indexes the corpus (about 10 minutes on 2 cores; ``--index-home``
 keeps the index for a rerun) and answers every validation query in sparse, dense and
 hybrid mode at depth 100; SPLADE encodes the corpus (about 7 minutes) and the
-queries, and ranks by the dot product. Prints nDCG@10 and recall@100 of each list and of their reciprocal rank
-fusions (k = 60, as the retriever's). Measured 2026-12-02: docs/evaluation.md.
+queries, and ranks by the dot product. Prints nDCG@10 and recall@100 of each list
+and of their reciprocal rank fusions (k = 60, as the retriever's). Measured
+2026-12-02: docs/evaluation.md.
 """
 
 from __future__ import annotations
