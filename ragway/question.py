@@ -23,6 +23,9 @@ class AnswerType(StrEnum):
     PERCENT = "percent"
     AMOUNT = "amount"  # money
     SIZE = "size"  # storage, file size
+    WEIGHT = "weight"  # a mass: "20 kg", "70 lb"
+    PHONE = "phone"  # a telephone number
+    EMAIL = "email"  # an email address
     PORT = "port"
     DATE = "date"
     SETTING = "setting"  # a command, config key, environment variable, code
@@ -53,6 +56,16 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
     AnswerType.SIZE: re.compile(
         r"\d[\d,.]*\s?(?:[KMGTP]i?B|bytes?|gigabytes?|terabytes?|px|pixels?)\b", re.I
     ),
+    AnswerType.WEIGHT: re.compile(
+        # "500 g" but not "4G" (a mobile network).
+        r"\d[\d,.]*\s?(?:kg|kilos?|kilograms?|grams?|lbs?|pounds?|oz|ounces?|tonnes?)\b|"
+        r"\d[\d,.]*\sg\b",
+        re.I,
+    ),
+    # Digits in groups ("+44 20 7946 0958", "1-800-555-0199", "(555) 010-4477"), or a
+    # vanity number ("1-800-PARCELS"); holds() wants seven digits, and no date.
+    AnswerType.PHONE: re.compile(r"\+?\(?\d[\d ()-]{5,}\d|\b1-8\d\d-[A-Z]{4,}\b"),
+    AnswerType.EMAIL: re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),
     AnswerType.PORT: re.compile(r"\bport\b[^.]{0,20}\b\d{2,5}\b|:\d{2,5}\b|\b\d{4,5}\b", re.I),
     AnswerType.DATE: re.compile(
         r"\b(?:\d{4}-\d{2}-\d{2}|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
@@ -79,12 +92,47 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
 }
 
 
+# "What's the", "what is your", "what are the": a question asking for a value.
+_WHAT_IS = r"what(?:'s|\s+is|\s+are)\s+(?:the|your|our|my)"
+
+
 def _any(*alternatives: str) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b", re.I)
 
 
 # (pattern on the question, answer type): the first that matches wins.
 _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
+    # Asked for the number or address itself, the answer is that value, not a
+    # sentence about phones ("call into a meeting by phone"). Asked how to change
+    # one ("How do I change my phone number?"), the answer is steps: no value kind.
+    (
+        re.compile(
+            rf"\b(?:{_WHAT_IS}|which)\s+(?:[\w-]+\s+){{0,3}}?(?:tele)?phone\s+numbers?\b|"
+            r"\b(?:tele)?phone\s+numbers?\s+(?:for|of|to\s+call)\b|"
+            r"\bnumbers?\s+(?:to|I\s+can|we\s+can|you\s+can)\s+(?:call|ring|dial)\b|"
+            r"\b(?:hotline|helpline)\s+numbers?\b",
+            re.I,
+        ),
+        AnswerType.PHONE,
+    ),
+    (
+        re.compile(
+            rf"\b(?:{_WHAT_IS}|which)\s+(?:[\w-]+\s+){{0,3}}?e-?mail\s+address(?:es)?\b|"
+            r"\be-?mail\s+address(?:es)?\s+(?:for|of|to\s+(?:write|send|contact))\b",
+            re.I,
+        ),
+        AnswerType.EMAIL,
+    ),
+    # "How much does it weigh?", "What's the maximum parcel weight?"; not "How do I
+    # change a parcel's weight?" nor "How is the score weighted?".
+    (
+        re.compile(
+            rf"\bweighs?\b|\bhow\s+heavy\b|\bweight\s+limits?\b|"
+            rf"\b(?:{_WHAT_IS})\s+(?:[\w-]+\s+){{0,3}}?weight\b",
+            re.I,
+        ),
+        AnswerType.WEIGHT,
+    ),
     (
         _any(
             r"how (?:long|soon|often|frequently|far back|far in advance|old|fast|quickly|"
@@ -334,9 +382,18 @@ def holds(text: str, kind: AnswerType) -> bool:
     if kind is AnswerType.ANY or kind is AnswerType.NAME:
         return True
     pattern = _VALUE_PATTERNS[kind]
-    if kind is AnswerType.NUMBER:
-        return bool(pattern.search(text))
+    if kind is AnswerType.PHONE:
+        return any(_phone_like(m.group(0)) for m in pattern.finditer(text))
     return bool(pattern.search(text))
+
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _phone_like(found: str) -> bool:
+    if found[-1].isalpha():
+        return True  # a vanity number
+    return sum(c.isdigit() for c in found) >= 7 and not _ISO_DATE.search(found)
 
 
 # A question after a limit ("the longest", "up to how many", "how early can"), and

@@ -72,7 +72,16 @@ MODEL = "extractive-v2"
 MULTI_PART_SLACK = 0.05
 _KEY_WORD = re.compile(r"[A-Za-z0-9]+")
 _CASED_WORD = re.compile(r"[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*")
-_STRICT_TYPES = frozenset({AnswerType.AMOUNT, AnswerType.PERCENT, AnswerType.PORT})
+_STRICT_TYPES = frozenset(
+    {
+        AnswerType.AMOUNT,
+        AnswerType.PERCENT,
+        AnswerType.PORT,
+        AnswerType.WEIGHT,
+        AnswerType.PHONE,
+        AnswerType.EMAIL,
+    }
+)
 _AFTER = re.compile(r"\b(?:after|next|then)\b", re.I)
 _ORDINAL_WORDS: tuple[str, ...] = ("first", "second", "third", "fourth", "fifth")
 _ORDINAL_WORDS += ("sixth", "seventh", "eighth", "ninth", "tenth")
@@ -633,14 +642,24 @@ class ExtractiveGenerator:
     def refusal(self, request: GenerationRequest, scored: list[ScoredUnit]) -> Final | None:
         """The refusal these scores call for, or None when the evidence answers.
 
-        Under the min_support floor nothing answers; above it the answerability
-        model (when configured) decides from the shape of the evidence.
+        A question that only a value answers (a phone number, an email address, a
+        weight) is refused when no passage holds one; under the min_support floor
+        nothing answers; above it the answerability model (when configured)
+        decides from the shape of the evidence.
         """
         if not request.passages:
             return _refusal(
                 RefusalReason.NO_EVIDENCE, "No passage in the knowledge base matched the question."
             )
         best = _best_supported(scored).support if scored else 0.0
+        # Before the floor: "gives no phone number" says more than a support figure.
+        lacking = _lacking_value(request.question, request.passages)
+        if lacking is not None:
+            return _refusal(
+                RefusalReason.WEAK_EVIDENCE,
+                f"The knowledge base gives no {lacking} for this question.",
+                best,
+            )
         threshold = self.threshold(request)
         if best < threshold:
             return _refusal(
@@ -912,6 +931,25 @@ def _counts(text: str, noun_stem: str) -> bool:
         ):
             return True
     return False
+
+
+# Kinds of answer that are a value or nothing: asked for a phone number, a
+# sentence that mentions phones is not an answer, however close its words.
+_VALUE_ONLY: dict[AnswerType, str] = {
+    AnswerType.PHONE: "phone number",
+    AnswerType.EMAIL: "email address",
+    AnswerType.WEIGHT: "weight",
+}
+
+
+def _lacking_value(question: str, passages: Sequence[Passage]) -> str | None:
+    """The value a question can only be answered with, when no passage holds one."""
+    asked = {part.answer_type for part in parts(question)}
+    if len(asked) != 1 or (kind := asked.pop()) not in _VALUE_ONLY:
+        return None
+    if any(holds(p.text, kind) for p in passages):
+        return None
+    return _VALUE_ONLY[kind]
 
 
 def _holds_asked(text: str, kind: AnswerType, noun_stem: str | None) -> bool:

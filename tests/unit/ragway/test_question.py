@@ -33,6 +33,20 @@ from ragway.question import (
         ("Can guests create channels?", AnswerType.YES_NO),
         ("Which role can export data?", AnswerType.NAME),
         ("Tell me about huddles", AnswerType.ANY),
+        ("What's the phone number for Parcelly support?", AnswerType.PHONE),
+        ("Is there a hotline number I can call?", AnswerType.PHONE),
+        ("Which phone number do I call about a lost card?", AnswerType.PHONE),
+        ("Which email address do invoices come from?", AnswerType.EMAIL),
+        ("How much does the Home 22 Pro weigh?", AnswerType.WEIGHT),
+        ("What's the maximum parcel weight for Royal Mail?", AnswerType.WEIGHT),
+        # Phones and emails as a way of doing something, not a value asked for.
+        ("In how many countries can people call into a meeting by phone?", AnswerType.NUMBER),
+        ("How many days before expiry does Northwind email all Owners?", AnswerType.DURATION),
+        # Asked how to change one, the answer is steps, not a value.
+        ("How do I change the phone number on my account?", AnswerType.ANY),
+        ("Can I change my email address?", AnswerType.YES_NO),
+        ("How do I update a parcel's weight on a label?", AnswerType.ANY),
+        ("How is the rating weighted?", AnswerType.ANY),
     ],
 )
 def test_the_kind_of_value_a_question_asks_for(question: str, kind: AnswerType) -> None:
@@ -69,6 +83,18 @@ def test_holds_recognises_values() -> None:
     assert holds("Photos are resized so their longest side is 2048 px.", AnswerType.SIZE)
     assert holds("Logos up to 512 by 512 pixels", AnswerType.SIZE)
     assert not holds("Photos are resized before upload.", AnswerType.SIZE)
+    assert holds("Call +44 20 7946 0958 on weekdays.", AnswerType.PHONE)
+    assert holds("US: 1-800-555-0199, or (555) 010-4477 from abroad", AnswerType.PHONE)
+    assert holds("Call 1-800-PARCELS.", AnswerType.PHONE)
+    # A plan that offers phone support gives no number; neither do a date or a version.
+    assert not holds("Enterprise: 24/7 phone", AnswerType.PHONE)
+    assert not holds("Version 4.3.0, released 2024-05-01", AnswerType.PHONE)
+    assert holds("Write to billing@northwind.example.", AnswerType.EMAIL)
+    assert not holds("Use the email address on your account.", AnswerType.EMAIL)
+    assert holds("Max weight per parcel: 31.5 kg (70 lb)", AnswerType.WEIGHT)
+    assert holds("It weighs 500 g.", AnswerType.WEIGHT)
+    # "4G" is a mobile network, and kW a power.
+    assert not holds("Connectivity: Wi-Fi, 4G; Max power: 22 kW", AnswerType.WEIGHT)
 
 
 def test_a_digit_inside_a_name_is_no_count() -> None:

@@ -356,6 +356,53 @@ def test_an_identifier_one_digit_off_is_not_a_misspelling() -> None:
     assert "no longer supported" in known.answer
 
 
+def test_asked_for_a_phone_number_a_page_about_phones_without_one_is_refused() -> None:
+    # A plans table with a phone column that gives no number: its rows were quoted
+    # as "the phone number" ("Enterprise — Support: 24/7 phone; Phone number: On
+    # your account page") before.
+    support = Passage(
+        1,
+        "support#plans",
+        "support",
+        "Contacting support",
+        "Support by plan",
+        "| Plan | Support | Phone number |\n|---|---|---|\n| Starter | Email | - |\n"
+        "| Enterprise | 24/7 phone | On your account page |\n",
+    )
+    final = answer_of("What's the phone number for support?", [support])
+    assert final.verdict is Verdict.REFUSED, final.answer
+    assert final.refusal_detail == "The knowledge base gives no phone number for this question."
+    numbered = replace(
+        support, text=support.text + "\nEnterprise customers call +1 415 555 0142 at any hour.\n"
+    )
+    answered = answer_of("What's the phone number for support?", [numbered])
+    assert "+1 415 555 0142" in answered.answer, answered.refusal_detail
+
+
+def test_asked_what_something_weighs_a_spec_table_without_a_weight_is_refused() -> None:
+    specs = Passage(
+        1,
+        "chargers#models",
+        "chargers",
+        "Home chargers",
+        "Models",
+        "| Model | Max power | Connectivity |\n|---|---|---|\n| Home S | 7.4 kW | Wi-Fi |\n"
+        "| Home 22 Pro | 22 kW | Wi-Fi, 4G |\n",
+    )
+    final = answer_of("How much does the Home 22 Pro weigh?", [specs])
+    assert final.verdict is Verdict.REFUSED, final.answer
+    assert "no weight" in final.refusal_detail
+    weighed = replace(
+        specs,
+        text=specs.text.replace("| Connectivity |", "| Connectivity | Weight |")
+        .replace("|---|---|---|", "|---|---|---|---|")
+        .replace("Wi-Fi |\n| Home 22", "Wi-Fi | 3.1 kg |\n| Home 22")
+        .replace("4G |", "4G | 4.2 kg |"),
+    )
+    answered = answer_of("How much does the Home 22 Pro weigh?", [weighed])
+    assert "4.2 kg" in answered.answer, answered.refusal_detail
+
+
 def test_a_how_many_question_is_answered_by_a_number_of_what_it_counts() -> None:
     passage = Passage(
         1,
