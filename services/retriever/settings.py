@@ -38,8 +38,10 @@ class RetrieverSettings(RedisClientSettings):
     # On two shared cores one thread per search beats two contending ones.
     rerank_threads: int | None = Field(default=None, ge=1, le=64)
     # Which of the artifact's networks runs: int8 (dynamically quantised, about
-    # twice as fast on two cores, ranks like fp32: docs/evaluation.md) or fp32.
-    rerank_precision: Literal["int8", "fp32"] = "int8"
+    # twice as fast on two cores with VNNI, ranks like fp32: docs/evaluation.md),
+    # fp32, or auto: int8 where the CPU has an 8-bit dot product, else fp32, which
+    # is then as fast and ranks a little better (ragway.embedding.int8_pays).
+    rerank_precision: Literal["auto", "int8", "fp32"] = "auto"
     # Pairs are sorted by length and scored in batches of this size (0: one
     # padded batch), so short passages do not run at the longest one's length.
     # 1: no padding at all, and on one thread batching saves next to nothing;
