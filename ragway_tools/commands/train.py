@@ -96,6 +96,23 @@ def reranker(
             "with --from-build: RAGWAY_RETRIEVER_ADDR)"
         ),
     ] = None,
+    distill_from: Annotated[
+        Path | None,
+        typer.Option(
+            help="With --dataset: a trained artifact whose order of each group the new "
+            "(smaller, --layers) reranker also learns"
+        ),
+    ] = None,
+    distill_weight: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="With --distill-from: the teacher's share")
+    ] = 0.5,
+    student_start: Annotated[
+        str,
+        typer.Option(
+            help="With --distill-from: start the student from the teacher's first --layers "
+            "layers and head (teacher) or from the packaged MiniLM's (minilm)"
+        ),
+    ] = "teacher",
 ) -> None:
     """Mine hard negatives with ragway's retriever, fine-tune, save a versioned artifact."""
     from ragway_tools.training import reranker as trainer
@@ -128,10 +145,25 @@ def reranker(
             raise fail(str(exc)) from None
         config = dataclasses.replace(config, layers=start[1]["layers"])
     if dataset is None:
+        if distill_from is not None:
+            raise fail("--distill-from trains on a labelled --dataset")
         _adapt(config, output, from_folder or [], from_build, retriever, tenant or [],
                max_minutes, max_steps, heldout_fraction, start)  # fmt: skip
         return
-    _train_beir(config, dataset, output, seed, retriever)
+    teacher: tuple[Any, dict[str, Any]] | None = None
+    student_base: Path | None = None
+    if distill_from is not None:
+        try:
+            record = trainer.artifact_base(distill_from)[1]
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+        if student_start not in ("teacher", "minilm"):
+            raise fail("--student-start is teacher or minilm")
+        teacher = (trainer.load_teacher(distill_from), record)
+        config = dataclasses.replace(config, distill_weight=distill_weight)
+        if student_start == "teacher":
+            student_base = trainer.artifact_base(distill_from)[0]
+    _train_beir(config, dataset, output, seed, retriever, teacher, student_base)
 
 
 def _adapt(
@@ -176,7 +208,15 @@ def _adapt(
     )
 
 
-def _train_beir(config: Any, dataset: Path, output: Path, seed: int, retriever: str | None) -> None:
+def _train_beir(
+    config: Any,
+    dataset: Path,
+    output: Path,
+    seed: int,
+    retriever: str | None,
+    teacher: tuple[Any, dict[str, Any]] | None = None,
+    base: Path | None = None,
+) -> None:
     from ragway_tools.evaluation.retrieval import indexed_retriever
     from ragway_tools.launcher import LaunchError
     from ragway_tools.training import negatives
@@ -219,10 +259,19 @@ def _train_beir(config: Any, dataset: Path, output: Path, seed: int, retriever: 
             if not console.is_terminal and step % 25 == 0:  # a log file gets a line, not a bar
                 console.log(f"step {step}/{steps} loss {loss:.3f}")
 
-        result = trainer.train(groups, config, on_step=on_step)
+        result = trainer.train(
+            groups, config, on_step=on_step, teacher=teacher[0] if teacher else None, base=base
+        )
     with console.status("Saving the artifact and exporting ONNX (fp32 + int8)…"):
         folder = trainer.save_artifact(
-            result, config, output, dataset=data, query_ids=train_ids, split_seed=seed
+            result,
+            config,
+            output,
+            dataset=data,
+            query_ids=train_ids,
+            split_seed=seed,
+            base=base,
+            extra={"distilled_from": teacher[1]} if teacher else None,
         )
     console.print(
         f"Trained on {len(train_ids)} queries ({len(groups)} groups, {result.pairs} pairs) "

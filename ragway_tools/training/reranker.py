@@ -49,6 +49,9 @@ class TrainConfig:
     layers: int = 4  # keep the first N encoder layers (6 = all of MiniLM-L6)
     seed: int = 2026
     threads: int = 2
+    # With a teacher (``train(..., teacher=...)``): the share of the loss that follows
+    # the teacher's order of each group (its softmax), the rest the judged positive.
+    distill_weight: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,19 @@ def build_model(base: Path, model_config: Any) -> Any:
     return MeanPoolCrossEncoder(encoder)
 
 
+def load_teacher(artifact: Path) -> Any:
+    """A trained artifact's network, in eval mode, to distil a smaller student from."""
+    from transformers import AutoConfig
+
+    base, record = artifact_base(artifact)
+    model_config = AutoConfig.from_pretrained(str(base), local_files_only=True)
+    model_config.num_hidden_layers = record["layers"]
+    model = build_model(base, model_config)
+    load_head(model, base)
+    model.eval()
+    return model
+
+
 def load_head(model: Any, base: Path) -> bool:
     """Load the head of a ragway artifact's ``model/`` folder, if ``base`` is one."""
     head = base / "head.safetensors"
@@ -207,12 +223,19 @@ def train(
     on_step: Callable[[int, float], None] | None = None,
     stopping: EarlyStopping | None = None,
     on_eval: Callable[[int, float], None] | None = None,
+    teacher: Any = None,
 ) -> TrainResult:
     """Fine-tune; ``on_step(step, loss)`` is called after every optimiser step.
 
     With ``stopping``, the held-out metric is taken before the first step and
     every ``stopping.every`` steps (``on_eval(step, metric)``), and the weights
     of the best evaluation are the ones returned.
+
+    With a ``teacher`` (``load_teacher``), ``config.distill_weight`` of each
+    group's loss is the KL divergence from the teacher's softmax over the same
+    pairs: a shallower student learns the teacher's order of the hard negatives,
+    not only which passage was judged relevant, which one label per query cannot
+    teach it in the steps SciFact has.
     """
     import numpy as np
     import torch
@@ -300,6 +323,23 @@ def train(
                     for chunk in torch.split(logits, sizes)
                 ]
             ).mean()
+            if teacher is not None and config.distill_weight > 0:
+                with torch.no_grad():
+                    taught = teacher(**inputs).squeeze(-1)
+                follow = torch.stack(
+                    [
+                        torch.nn.functional.kl_div(
+                            torch.log_softmax(mine, 0),
+                            torch.log_softmax(theirs, 0),
+                            log_target=True,
+                            reduction="sum",
+                        )
+                        for mine, theirs in zip(
+                            torch.split(logits, sizes), torch.split(taught, sizes), strict=True
+                        )
+                    ]
+                ).mean()
+                loss = (1 - config.distill_weight) * loss + config.distill_weight * follow
             loss.backward()  # type: ignore[no-untyped-call]
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
@@ -397,6 +437,7 @@ def save_artifact(
     query_ids: Sequence[str],
     split_seed: int,
     base: Path | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Path:
     """Write the versioned artifact of a BEIR training run (see ``write_artifact``)."""
     checksum = data_checksum(dataset, query_ids)
@@ -407,7 +448,9 @@ def save_artifact(
         "train_queries": len(query_ids),
         "checksum": checksum,
     }
-    return write_artifact(result, config, out_root, checksum=checksum, data=data, base=base)
+    return write_artifact(
+        result, config, out_root, checksum=checksum, data=data, base=base, extra=extra
+    )
 
 
 def write_artifact(
