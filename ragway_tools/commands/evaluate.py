@@ -145,7 +145,11 @@ def rerank_curve(
             ) as (stub, _):
                 task = progress.add_task("candidates", total=len(ids))
                 found = negatives.candidates(
-                    stub, data, ids, depth=max(depth_list), on_query=lambda: progress.advance(task)
+                    stub,
+                    data,
+                    ids,
+                    depth=curve.candidate_depth(depth_list),
+                    on_query=lambda: progress.advance(task),
                 )
         except LaunchError as exc:
             raise fail(str(exc), 1) from None

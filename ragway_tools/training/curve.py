@@ -44,6 +44,19 @@ def artifact_layers(artifact: Path) -> int:
     return int(meta["train_config"]["layers"])
 
 
+# The quality measure is nDCG@10, so every query needs at least ten fused
+# candidates whatever depths are reranked: below the reranked head, the fused tail
+# fills the first page, as the retriever's top_k does. (With candidates only as
+# deep as the deepest point, a curve of depths 3 and 5 scored 5 documents a query,
+# so its nDCG@10 was not the one the retriever's results would get.)
+QUALITY_CUTOFF = 10
+
+
+def candidate_depth(depths: Sequence[int]) -> int:
+    """How many fused candidates a curve over these rerank depths needs per query."""
+    return max(*depths, QUALITY_CUTOFF)
+
+
 def rerank_run(
     order: Sequence[tuple[str, float]], scores: Sequence[float], depth: int
 ) -> dict[str, float]:

@@ -253,6 +253,25 @@ def test_the_curve_has_a_point_per_artifact_length_and_depth(
     assert [p.runtime for p in windows] == ["onnx-fp32"] * 4 + ["onnx-fp32+best"] * 4
 
 
+def test_a_shallow_curve_still_scores_a_full_first_page() -> None:
+    from ragway_tools.training.curve import candidate_depth, rerank_run
+
+    assert candidate_depth([3, 5]) == 10 and candidate_depth([5, 20]) == 20
+    # The relevant document is 8th of the fused candidates: reranking the top 5 leaves
+    # it on the first page, where nDCG@10 sees it, only if the tail is fetched too.
+    order = [(f"d{i}", 1.0 / i) for i in range(1, candidate_depth([3, 5]) + 1)]
+    run = rerank_run(order, [0.0, 0.5, 0.1, 0.9, 0.3], depth=5)
+    assert sorted(run, key=run.__getitem__, reverse=True)[:6] == [
+        "d4",
+        "d2",
+        "d5",
+        "d3",
+        "d1",
+        "d6",
+    ]
+    assert "d8" in run and len(run) == 10
+
+
 def _logit(model: Any, base: Path, pair: list[tuple[str, str]]) -> float:
     arrays = encode(load_tokenizer(base, 64), pair)
     with torch.no_grad():
