@@ -62,9 +62,10 @@ def fp32_model_dir() -> Path:
 
 # CPU features with an 8-bit dot-product instruction: x86 VNNI (AVX-512 or AVX)
 # and AMX, Arm's dot product. onnxruntime's dynamically quantised MatMuls run on
-# them; without one, int8 falls back to 16-bit multiply-adds and is no faster
+# them; without one, int8 goes through 16-bit multiply-adds and is no faster
 # than fp32 (an AVX2-only EPYC, 2026-12-03: the 4-layer reranker's stage took
-# 197 ms int8 against 188 ms fp32 at depth 5 and 192 tokens, docs/evaluation.md).
+# 210 ms int8 against 213 ms fp32 at depth 5 and 192 tokens, and ranked worse:
+# docs/evaluation.md).
 INT8_DOT_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8", "asimddp", "i8mm"})
 
 

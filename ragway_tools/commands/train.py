@@ -153,16 +153,22 @@ def reranker(
     teacher: tuple[Any, dict[str, Any]] | None = None
     student_base: Path | None = None
     if distill_from is not None:
-        try:
-            record = trainer.artifact_base(distill_from)[1]
-        except ValueError as exc:
-            raise fail(str(exc)) from None
         if student_start not in ("teacher", "minilm"):
             raise fail("--student-start is teacher or minilm")
+        try:
+            teacher_base, record = trainer.artifact_base(distill_from)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+        if student_start == "teacher":
+            # Layers past the teacher's would start untrained, not cut from it.
+            if config.layers > record["layers"]:
+                raise fail(
+                    f"--layers {config.layers}: a student cut from the teacher keeps at "
+                    f"most its {record['layers']} layers (or use --student-start minilm)"
+                )
+            student_base = teacher_base
         teacher = (trainer.load_teacher(distill_from), record)
         config = dataclasses.replace(config, distill_weight=distill_weight)
-        if student_start == "teacher":
-            student_base = trainer.artifact_base(distill_from)[0]
     _train_beir(config, dataset, output, seed, retriever, teacher, student_base)
 
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from ragway.embedding import cpu_session
+from ragway.embedding import cpu_session, int8_pays
 from ragway.reranker_artifact import (
     ARTIFACT_FORMAT,
     PairEncoder,
@@ -30,6 +30,17 @@ from ragway.reranker_artifact import (
 
 # The artifact's two networks: int8 (dynamically quantised, the default) or fp32.
 Precision = Literal["int8", "fp32"]
+# RetrieverSettings.rerank_precision: one of them, or auto (chosen by the CPU).
+PrecisionSetting = Literal["auto", "int8", "fp32"]
+
+
+def resolve_precision(setting: PrecisionSetting, flags: frozenset[str] | None) -> Precision:
+    """The network to run: auto is int8 only on a CPU where it pays (``int8_pays``)."""
+    if setting == "auto":
+        return "int8" if int8_pays(flags) else "fp32"
+    return setting
+
+
 # Which part of a long passage the cross-encoder reads: its head (as trained) or
 # the span of the input length that holds most of the query's words.
 Window = Literal["head", "best"]

@@ -7,13 +7,12 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import grpc
 from grpc_health.v1 import health
 
 from ragway import spelling
-from ragway.embedding import OnnxMiniLMEmbedder, cpu_flags, int8_pays
+from ragway.embedding import OnnxMiniLMEmbedder, cpu_flags
 from ragway.grpc_server import SERVER_OPTIONS, add_health_and_reflection, bind, serve
 from ragway.service_auth import server_interceptors
 from ragway.v1 import retriever_pb2, retriever_pb2_grpc
@@ -26,7 +25,7 @@ from services.retriever.catalog_store import (
     CatalogUnavailableError,
     FileCatalogStore,
 )
-from services.retriever.rerank import Precision, Reranker, load_reranker
+from services.retriever.rerank import Reranker, load_reranker, resolve_precision
 from services.retriever.search import HybridSearcher
 from services.retriever.servicer import RetrieverServicer
 from services.retriever.settings import RetrieverSettings
@@ -151,19 +150,13 @@ def create_store(settings: RetrieverSettings) -> CatalogStore:
     return store
 
 
-def _precision(setting: Literal["auto", "int8", "fp32"], flags: frozenset[str] | None) -> Precision:
-    if setting == "auto":
-        return "int8" if int8_pays(flags) else "fp32"
-    return setting
-
-
 def _load(settings: RetrieverSettings, path: Path) -> Reranker:
     reranker = load_reranker(
         path,
         max_length=settings.rerank_max_length,
         threads=settings.rerank_threads or settings.inference_threads,
         batch_size=settings.rerank_batch_size,
-        precision=_precision(settings.rerank_precision, cpu_flags()),
+        precision=resolve_precision(settings.rerank_precision, cpu_flags()),
     )
     reranker.score("warm-up", ["warm-up"])  # the first inference allocates
     log.info("reranker loaded", extra={"reranker": reranker.model_id, "path": str(path)})

@@ -375,3 +375,22 @@ def test_a_student_cut_from_its_teacher_starts_with_the_teachers_first_layers_an
         assert ".layer.1." not in name
         assert torch.equal(value, kept[name]), name
     assert len(student.encoder.encoder.layer) == 1 < len(teacher.encoder.encoder.layer)
+
+
+def test_a_student_cut_from_its_teacher_cannot_have_more_layers_than_it(
+    artifact: tuple[Path, list[float], object],
+) -> None:
+    from typer.testing import CliRunner
+
+    from ragway_tools.cli import app
+
+    folder, _, _ = artifact  # 4 layers
+    args = ["train", "reranker", "--dataset", str(FIXTURES / "beir-tiny"), "--layers", "6",
+            "--distill-from", str(folder)]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code != 0
+    assert "keeps at most its 4 layers" in " ".join(result.output.split())
+    result = CliRunner().invoke(
+        app, [*args[:-2], "--distill-from", str(folder), "--student-start", "bert"]
+    )
+    assert result.exit_code != 0 and "--student-start is teacher or minilm" in result.output

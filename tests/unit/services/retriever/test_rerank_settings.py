@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from ragway.embedding import cpu_flags, int8_pays
-from services.retriever.server import _precision
+from services.retriever.rerank import resolve_precision
 from services.retriever.settings import RetrieverSettings
 
 
@@ -26,11 +26,14 @@ def test_auto_runs_int8_only_on_a_cpu_with_an_8_bit_dot_product(tmp_path: Path) 
         (tmp_path / "cpuinfo").write_text(text)
         flags = cpu_flags(tmp_path / "cpuinfo")
         assert flags is not None and int8_pays(flags) is pays, text
-        assert _precision("auto", flags) == ("int8" if pays else "fp32")
-        assert _precision("fp32", flags) == "fp32" and _precision("int8", flags) == "int8"
+        assert resolve_precision("auto", flags) == ("int8" if pays else "fp32")
+        assert (
+            resolve_precision("fp32", flags) == "fp32"
+            and resolve_precision("int8", flags) == "int8"
+        )
     # No /proc/cpuinfo (not Linux): int8, as before.
     assert cpu_flags(tmp_path / "missing") is None
-    assert int8_pays(None) and _precision("auto", None) == "int8"
+    assert int8_pays(None) and resolve_precision("auto", None) == "int8"
 
 
 def test_the_precision_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
