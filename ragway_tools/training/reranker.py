@@ -144,15 +144,21 @@ def build_model(base: Path, model_config: Any) -> Any:
     return MeanPoolCrossEncoder(encoder)
 
 
-def load_teacher(artifact: Path) -> Any:
-    """A trained artifact's network, in eval mode, to distil a smaller student from."""
+def load_network(base: Path, layers: int) -> tuple[Any, bool]:
+    """The first ``layers`` encoder layers of ``base`` with a head; True when the head
+    came from a ragway artifact's ``model/`` (a trained start), not fresh."""
     from transformers import AutoConfig
 
-    base, record = artifact_base(artifact)
     model_config = AutoConfig.from_pretrained(str(base), local_files_only=True)
-    model_config.num_hidden_layers = record["layers"]
+    model_config.num_hidden_layers = layers
     model = build_model(base, model_config)
-    load_head(model, base)
+    return model, load_head(model, base)
+
+
+def load_teacher(artifact: Path) -> Any:
+    """A trained artifact's network, in eval mode, to distil a smaller student from."""
+    base, record = artifact_base(artifact)
+    model, _ = load_network(base, record["layers"])
     model.eval()
     return model
 
@@ -239,16 +245,12 @@ def train(
     """
     import numpy as np
     import torch
-    from transformers import AutoConfig
 
     base = base or base_model_dir()
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
-    model_config = AutoConfig.from_pretrained(str(base), local_files_only=True)
-    model_config.num_hidden_layers = config.layers
-    model = build_model(base, model_config)
-    started_trained = load_head(model, base)
+    model, started_trained = load_network(base, config.layers)
     model.train()
     tokenizer = load_tokenizer(base, config.max_length)
 
