@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field, SecretStr
 
 from ragway.settings import RedisClientSettings
+from services.retriever.rerank import PrecisionSetting
 
 
 class RetrieverSettings(RedisClientSettings):
@@ -41,7 +42,7 @@ class RetrieverSettings(RedisClientSettings):
     # twice as fast on two cores with VNNI, ranks like fp32: docs/evaluation.md),
     # fp32, or auto: int8 where the CPU has an 8-bit dot product, else fp32, which
     # is then as fast and ranks a little better (ragway.embedding.int8_pays).
-    rerank_precision: Literal["auto", "int8", "fp32"] = "auto"
+    rerank_precision: PrecisionSetting = "auto"
     # Pairs are sorted by length and scored in batches of this size (0: one
     # padded batch), so short passages do not run at the longest one's length.
     # 1: no padding at all, and on one thread batching saves next to nothing;
