@@ -132,6 +132,7 @@ class SearchRequest(_message.Message):
     AS_OF_UNIX_FIELD_NUMBER: _builtins.int
     BUILD_FIELD_NUMBER: _builtins.int
     UNIT_VECTORS_FIELD_NUMBER: _builtins.int
+    RERANKER_FIELD_NUMBER: _builtins.int
     query: _builtins.str
     tenant: _builtins.str
     """Access scope: a chunk is visible when its tenant equals `tenant`, at least
@@ -156,6 +157,14 @@ class SearchRequest(_message.Message):
     """Return each hit's answer-unit vectors (SearchHit.unit_vectors): the gateway
     asks for them to hand them to the generator; other callers need not pay.
     """
+    reranker: _builtins.str
+    """A reranker artifact by its version (ListRerankers), in place of the tenant's
+    own or the shared default: how a canary path tries a new artifact. One that
+    records a tenant (adapted on that tenant's documents) reranks only that
+    tenant's searches; another tenant's search keeps its own default. Empty = the
+    default. NOT_FOUND when the retriever offers no such artifact;
+    INVALID_ARGUMENT with RERANK_MODE_OFF.
+    """
     @_builtins.property
     def access_groups(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -172,10 +181,11 @@ class SearchRequest(_message.Message):
         as_of_unix: _builtins.int = ...,
         build: _builtins.str = ...,
         unit_vectors: _builtins.bool = ...,
+        reranker: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_groups", b"access_groups", "as_of_unix", b"as_of_unix", "budget_ms", b"budget_ms", "build", b"build", "candidate_depth", b"candidate_depth", "mode", b"mode", "query", b"query", "rerank", b"rerank", "tenant", b"tenant", "top_k", b"top_k", "unit_vectors", b"unit_vectors"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_groups", b"access_groups", "as_of_unix", b"as_of_unix", "budget_ms", b"budget_ms", "build", b"build", "candidate_depth", b"candidate_depth", "mode", b"mode", "query", b"query", "rerank", b"rerank", "reranker", b"reranker", "tenant", b"tenant", "top_k", b"top_k", "unit_vectors", b"unit_vectors"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -867,6 +877,83 @@ class DescribeBuildRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___DescribeBuildRequest: _TypeAlias = DescribeBuildRequest  # noqa: Y015
+
+@_typing.final
+class ListRerankersRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListRerankersRequest: _TypeAlias = ListRerankersRequest  # noqa: Y015
+
+@_typing.final
+class RerankerInfo(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    MODEL_ID_FIELD_NUMBER: _builtins.int
+    TENANT_FIELD_NUMBER: _builtins.int
+    ROLE_FIELD_NUMBER: _builtins.int
+    MAX_LENGTH_FIELD_NUMBER: _builtins.int
+    CREATED_FIELD_NUMBER: _builtins.int
+    version: _builtins.str
+    """the artifact's version (artifact.json), what SearchRequest.reranker names"""
+    model_id: _builtins.str
+    """as search responses and run records name it (+ "-fp32" when served fp32)"""
+    tenant: _builtins.str
+    """the tenant whose documents it was adapted on; empty = any tenant"""
+    role: _builtins.str
+    """How it serves without being named: "shared" (every tenant without its own),
+    "tenant" (the default of `tenant`), "offered" (only when a search names it).
+    """
+    max_length: _builtins.int
+    """tokens per query-passage pair"""
+    created: _builtins.str
+    """ISO 8601, from artifact.json"""
+    def __init__(
+        self,
+        *,
+        version: _builtins.str = ...,
+        model_id: _builtins.str = ...,
+        tenant: _builtins.str = ...,
+        role: _builtins.str = ...,
+        max_length: _builtins.int = ...,
+        created: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "max_length", b"max_length", "model_id", b"model_id", "role", b"role", "tenant", b"tenant", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RerankerInfo: _TypeAlias = RerankerInfo  # noqa: Y015
+
+@_typing.final
+class ListRerankersResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RERANKERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def rerankers(self) -> _containers.RepeatedCompositeFieldContainer[Global___RerankerInfo]: ...
+    def __init__(
+        self,
+        *,
+        rerankers: _abc.Iterable[Global___RerankerInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["rerankers", b"rerankers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListRerankersResponse: _TypeAlias = ListRerankersResponse  # noqa: Y015
 
 @_typing.final
 class DescribeBuildResponse(_message.Message):

@@ -54,6 +54,11 @@ class RetrieverStub:
                 request_serializer=ragway_dot_v1_dot_retriever__pb2.DescribeBuildRequest.SerializeToString,
                 response_deserializer=ragway_dot_v1_dot_retriever__pb2.DescribeBuildResponse.FromString,
                 _registered_method=True)
+        self.ListRerankers = channel.unary_unary(
+                '/ragway.v1.Retriever/ListRerankers',
+                request_serializer=ragway_dot_v1_dot_retriever__pb2.ListRerankersRequest.SerializeToString,
+                response_deserializer=ragway_dot_v1_dot_retriever__pb2.ListRerankersResponse.FromString,
+                _registered_method=True)
         self.UpdateAccess = channel.unary_unary(
                 '/ragway.v1.Retriever/UpdateAccess',
                 request_serializer=ragway_dot_v1_dot_retriever__pb2.UpdateAccessRequest.SerializeToString,
@@ -123,6 +128,14 @@ class RetrieverServicer:
 
     def DescribeBuild(self, request, context):
         """Which build an alias points at, and how much it holds.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListRerankers(self, request, context):
+        """The reranker artifacts this retriever has loaded: the shared default, each
+        tenant's own, and those offered for a path to name (SearchRequest.reranker).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -207,6 +220,11 @@ def add_RetrieverServicer_to_server(servicer, server):
                     servicer.DescribeBuild,
                     request_deserializer=ragway_dot_v1_dot_retriever__pb2.DescribeBuildRequest.FromString,
                     response_serializer=ragway_dot_v1_dot_retriever__pb2.DescribeBuildResponse.SerializeToString,
+            ),
+            'ListRerankers': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListRerankers,
+                    request_deserializer=ragway_dot_v1_dot_retriever__pb2.ListRerankersRequest.FromString,
+                    response_serializer=ragway_dot_v1_dot_retriever__pb2.ListRerankersResponse.SerializeToString,
             ),
             'UpdateAccess': grpc.unary_unary_rpc_method_handler(
                     servicer.UpdateAccess,
@@ -357,6 +375,33 @@ class Retriever:
             '/ragway.v1.Retriever/DescribeBuild',
             ragway_dot_v1_dot_retriever__pb2.DescribeBuildRequest.SerializeToString,
             ragway_dot_v1_dot_retriever__pb2.DescribeBuildResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListRerankers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ragway.v1.Retriever/ListRerankers',
+            ragway_dot_v1_dot_retriever__pb2.ListRerankersRequest.SerializeToString,
+            ragway_dot_v1_dot_retriever__pb2.ListRerankersResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -44,6 +44,10 @@ class RetrieverStub:
     """Remove every chunk of the given documents from a build. Idempotent."""
     DescribeBuild: _grpc.UnaryUnaryMultiCallable[_retriever_pb2.DescribeBuildRequest, _retriever_pb2.DescribeBuildResponse]
     """Which build an alias points at, and how much it holds."""
+    ListRerankers: _grpc.UnaryUnaryMultiCallable[_retriever_pb2.ListRerankersRequest, _retriever_pb2.ListRerankersResponse]
+    """The reranker artifacts this retriever has loaded: the shared default, each
+    tenant's own, and those offered for a path to name (SearchRequest.reranker).
+    """
     UpdateAccess: _grpc.UnaryUnaryMultiCallable[_retriever_pb2.UpdateAccessRequest, _retriever_pb2.UpdateAccessResponse]
     """Rewrite the access groups and/or status of one document's chunks in a build
     (the text and ids stay). Idempotent.
@@ -78,6 +82,10 @@ class RetrieverAsyncStub(RetrieverStub):
     """Remove every chunk of the given documents from a build. Idempotent."""
     DescribeBuild: _aio.UnaryUnaryMultiCallable[_retriever_pb2.DescribeBuildRequest, _retriever_pb2.DescribeBuildResponse]  # type: ignore[assignment]
     """Which build an alias points at, and how much it holds."""
+    ListRerankers: _aio.UnaryUnaryMultiCallable[_retriever_pb2.ListRerankersRequest, _retriever_pb2.ListRerankersResponse]  # type: ignore[assignment]
+    """The reranker artifacts this retriever has loaded: the shared default, each
+    tenant's own, and those offered for a path to name (SearchRequest.reranker).
+    """
     UpdateAccess: _aio.UnaryUnaryMultiCallable[_retriever_pb2.UpdateAccessRequest, _retriever_pb2.UpdateAccessResponse]  # type: ignore[assignment]
     """Rewrite the access groups and/or status of one document's chunks in a build
     (the text and ids stay). Idempotent.
@@ -133,6 +141,16 @@ class RetrieverServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_retriever_pb2.DescribeBuildResponse, _abc.Awaitable[_retriever_pb2.DescribeBuildResponse]]:
         """Which build an alias points at, and how much it holds."""
+
+    @_abc_1.abstractmethod
+    def ListRerankers(
+        self,
+        request: _retriever_pb2.ListRerankersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_retriever_pb2.ListRerankersResponse, _abc.Awaitable[_retriever_pb2.ListRerankersResponse]]:
+        """The reranker artifacts this retriever has loaded: the shared default, each
+        tenant's own, and those offered for a path to name (SearchRequest.reranker).
+        """
 
     @_abc_1.abstractmethod
     def UpdateAccess(

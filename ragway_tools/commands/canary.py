@@ -83,7 +83,8 @@ def paths_list(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY, as_json: AsJson =
         table.add_row(
             p["name"], str(p["version"]), p["build"] or "(live)", p["build_id"],
             p["mode"] or "-", str(p["top_k"] or "-"), str(p["candidate_depth"] or "-"),
-            p["rerank"], str(p["max_output_tokens"] or "-"), _fmt(p["min_support"]),
+            p["rerank"] + (f" ({p['reranker']})" if p.get("reranker") else ""),
+            str(p["max_output_tokens"] or "-"), _fmt(p["min_support"]),
             p["prompt_label"] or "-",
         )  # fmt: skip
     console.print(table)
@@ -111,6 +112,9 @@ def paths_set(
     top_k: Annotated[int | None, typer.Option(help="Passages for the generator")] = None,
     candidate_depth: Annotated[int | None, typer.Option(help="Candidates per retriever")] = None,
     rerank: Annotated[str, typer.Option(help="default, on or off")] = "default",
+    reranker: Annotated[
+        str, typer.Option(help="Reranker artifact version ('ragway paths rerankers')")
+    ] = "",
     max_output_tokens: Annotated[int | None, typer.Option(help="Generator output bound")] = None,
     min_support: Annotated[
         float | None, typer.Option(help="Refusal threshold 0-1 (default: the generator's)")
@@ -126,10 +130,11 @@ def paths_set(
     url: Url = DEFAULT_URL,
     key: Key = DEFAULT_KEY,
 ) -> None:
-    """Store the next version of a path (the build is checked with the retriever first)."""
+    """Store the next version of a path (build and reranker checked with the retriever first)."""
     body = {
         "build": build, "mode": mode, "top_k": top_k, "candidate_depth": candidate_depth,
-        "rerank": rerank, "max_output_tokens": max_output_tokens, "min_support": min_support,
+        "rerank": rerank, "reranker": reranker, "max_output_tokens": max_output_tokens,
+        "min_support": min_support,
         "generator_backend": generator_backend, "generator_model": generator_model,
         "prompt_label": prompt_label, "note": note,
     }  # fmt: skip
@@ -138,6 +143,24 @@ def paths_set(
         f"path [cyan]{stored['name']}[/] version {stored['version']} "
         f"(build {stored['build'] or 'live'} → {stored['build_id'] or 'live'})"
     )
+
+
+@paths_app.command("rerankers")
+def paths_rerankers(
+    url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY, as_json: AsJson = False
+) -> None:
+    """The reranker artifacts the retriever has loaded, which a path's --reranker may name."""
+    rows = _call("GET", url, key, "/rerankers")
+    if as_json:
+        _print_json(rows)
+        return
+    table = Table("version", "role", "tenant", "served as", "tokens", "created")
+    for r in rows:
+        table.add_row(
+            r["version"], r["role"], r["tenant"] or "(any)", r["model_id"],
+            str(r["max_length"]), r["created"],
+        )  # fmt: skip
+    console.print(table)
 
 
 # Canary

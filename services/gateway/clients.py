@@ -100,6 +100,13 @@ class ServiceClients:
         )
         return reply.build_id
 
+    async def list_rerankers(self) -> list[retriever_pb2.RerankerInfo]:
+        """The reranker artifacts the retriever has loaded (its ListRerankers)."""
+        reply: retriever_pb2.ListRerankersResponse = await self.retriever.ListRerankers(
+            retriever_pb2.ListRerankersRequest(), timeout=5.0
+        )
+        return list(reply.rerankers)
+
     def unavailable(self) -> CircuitOpenError | None:
         """Why new runs should be refused now: an open breaker, else None."""
         for breaker in (self.retriever_breaker, self.generator_breaker):
@@ -180,6 +187,7 @@ def search_request(
     budget_ms: int,
     build: str = "",
     rerank: str = "default",
+    reranker: str = "",
 ) -> retriever_pb2.SearchRequest:
     return retriever_pb2.SearchRequest(
         query=record.standalone_query,
@@ -191,6 +199,7 @@ def search_request(
         budget_ms=budget_ms,
         build=build,
         rerank=RERANK_MODES[rerank],
+        reranker=reranker,
         # The generator scores the passages' answer units with these instead of
         # embedding them per question (ragway/unit_vectors.py).
         unit_vectors=True,

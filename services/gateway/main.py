@@ -27,6 +27,7 @@ from services.gateway.api.routes import admin, ask, conversations, health, runs
 from services.gateway.auth import KeyRegistry
 from services.gateway.clients import ServiceClients
 from services.gateway.paths.control import PathControl
+from services.gateway.paths.models import RerankerOffer
 from services.gateway.paths.store import PathStore
 from services.gateway.ratelimit import RateLimiter
 from services.gateway.runs.conversations import ConversationStore
@@ -103,8 +104,18 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
         )
         app.state.feedback = FeedbackStore(client)
         app.state.clients = clients
+
+        async def rerankers() -> list[RerankerOffer]:
+            return [
+                RerankerOffer.model_validate({f: getattr(r, f) for f in RerankerOffer.model_fields})
+                for r in await clients.list_rerankers()
+            ]
+
         paths = PathControl(
-            PathStore(client), clients.describe_build, record_ttl_s=settings.record_retention_s
+            PathStore(client),
+            clients.describe_build,
+            record_ttl_s=settings.record_retention_s,
+            list_rerankers=rerankers,
         )
         app.state.paths = paths
         stop = asyncio.Event()

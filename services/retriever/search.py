@@ -60,6 +60,9 @@ class SearchOptions:
     mode: Mode = Mode.HYBRID
     rerank: bool | None = None  # None: rerank when a model is configured
     budget_ms: int = 1000
+    # The artifact a search named (SearchRequest.reranker, resolved by the shelf), in
+    # place of the tenant's own or the shared default; None: the default.
+    reranker: Reranker | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= 100:
@@ -417,7 +420,7 @@ class HybridSearcher:
         outcome: SearchOutcome,
         tenant: str,
     ) -> list[Hit]:
-        reranker = self._tenant_rerankers.get(tenant, self._reranker)
+        reranker = options.reranker or self._tenant_rerankers.get(tenant, self._reranker)
         wanted = options.rerank if options.rerank is not None else reranker is not None
         if not wanted or not hits:
             return hits

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health
@@ -29,6 +31,7 @@ from services.retriever.rerank import Reranker, load_reranker, resolve_precision
 from services.retriever.search import HybridSearcher
 from services.retriever.servicer import RetrieverServicer
 from services.retriever.settings import RetrieverSettings
+from services.retriever.shelf import RerankerShelf, Shelved
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = retriever_pb2.DESCRIPTOR.services_by_name["Retriever"].full_name
@@ -60,15 +63,14 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
     # neither take the live writes' thread nor the searches' (issue 19). Its threads
     # do not spin between operators: the cores are the searches' too.
     bulk_embedder = OnnxMiniLMEmbedder(threads=settings.bulk_threads(), spin=False)
-    reranker: Reranker | None = None
-    if settings.reranker_path is not None:
-        reranker = _load(settings, settings.reranker_path)
-    tenant_rerankers = {
-        tenant: _load(settings, path) for tenant, path in settings.reranker_tenant_paths.items()
-    }
+    shelf = RerankerShelf(
+        _shelve(settings, settings.reranker_path, "shared") if settings.reranker_path else None,
+        {t: _shelve(settings, p, "tenant") for t, p in settings.reranker_tenant_paths.items()},
+        [_shelve(settings, p, "offered") for p in settings.reranker_offered_paths],
+    )
     metrics.announce_rerankers(
-        ({"*": reranker.model_id} if reranker else {})
-        | {t: r.model_id for t, r in tenant_rerankers.items()}
+        ({"*": shelf.shared.model_id} if shelf.shared else {})
+        | {t: r.model_id for t, r in shelf.tenant_defaults.items()}
     )
     executor = ThreadPoolExecutor(max_workers=settings.search_threads, thread_name_prefix="search")
     write_executor = ThreadPoolExecutor(
@@ -90,8 +92,8 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
     searcher = HybridSearcher(
         embedder,
         executor,
-        reranker=reranker,
-        tenant_rerankers=tenant_rerankers,
+        reranker=shelf.shared,
+        tenant_rerankers=shelf.tenant_defaults,
         rerank_depth=settings.rerank_depth,
         rrf_k=settings.rrf_k,
         skip_margin=settings.rerank_skip_margin,
@@ -110,6 +112,7 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
             write_executor,
             search_executor=executor,
             bulk_embedder=bulk_embedder,
+            rerankers=shelf,
         ),
         server,
     )
@@ -161,6 +164,22 @@ def _load(settings: RetrieverSettings, path: Path) -> Reranker:
     reranker.score("warm-up", ["warm-up"])  # the first inference allocates
     log.info("reranker loaded", extra={"reranker": reranker.model_id, "path": str(path)})
     return reranker
+
+
+def _shelve(settings: RetrieverSettings, path: Path, role: str) -> Shelved:
+    """Load one artifact with what ``artifact.json`` says of it (a CrossEncoder
+    folder has none: its folder name is its version, and it names no tenant)."""
+    reranker = _load(settings, path)
+    meta_file = path / "artifact.json"
+    meta: dict[str, Any] = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
+    return Shelved(
+        version=str(meta.get("version") or path.name),
+        reranker=reranker,
+        tenant=str(meta.get("tenant") or meta.get("data", {}).get("tenant") or ""),
+        role=role,
+        max_length=int(getattr(reranker, "max_length", 0) or meta.get("max_length") or 0),
+        created=str(meta.get("created", "")),
+    )
 
 
 async def run(settings: RetrieverSettings) -> None:

@@ -32,6 +32,7 @@ from services.retriever.search import (
     SearchOptions,
 )
 from services.retriever.settings import RetrieverSettings
+from services.retriever.shelf import RerankerShelf, UnknownRerankerError
 from services.retriever.writes import Origin
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
         *,
         search_executor: Executor | None = None,
         bulk_embedder: Embedder | None = None,
+        rerankers: RerankerShelf | None = None,
     ) -> None:
         """``embedder`` and ``executor`` serve the writes and build administration;
         searches run on the searcher's own embedder and on ``search_executor`` (the
@@ -84,6 +86,7 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
         self._settings = settings
         self._searcher = searcher
         self._search_executor = search_executor or executor
+        self._rerankers = rerankers or RerankerShelf()
 
     async def Search(
         self, request: pb.SearchRequest, context: grpc.aio.ServicerContext
@@ -97,6 +100,15 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
                 f"query has {len(query)} characters; the limit is {MAX_QUERY_CHARS}",
             )
         s = self._settings
+        if request.reranker and request.rerank == pb.RERANK_MODE_OFF:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"reranker {request.reranker!r} is named with RERANK_MODE_OFF; name none or rerank",
+            )
+        try:
+            named = self._rerankers.for_search(request.tenant, request.reranker)
+        except UnknownRerankerError as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
         try:
             scope = (
                 AccessScope(request.tenant, frozenset(request.access_groups), request.as_of_unix)
@@ -114,6 +126,7 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
                 mode=_MODES.get(request.mode, Mode.HYBRID),
                 rerank={pb.RERANK_MODE_ON: True, pb.RERANK_MODE_OFF: False}.get(request.rerank),
                 budget_ms=budget,
+                reranker=named if request.reranker else None,
             )
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
@@ -157,6 +170,23 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
             mode=_MODE_TO_PB[outcome.mode],
             reranker_model=outcome.reranker or "",
             rerank_skipped=outcome.rerank_outcome == "skipped",
+        )
+
+    async def ListRerankers(
+        self, request: pb.ListRerankersRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListRerankersResponse:
+        return pb.ListRerankersResponse(
+            rerankers=[
+                pb.RerankerInfo(
+                    version=r.version,
+                    model_id=r.reranker.model_id,
+                    tenant=r.tenant,
+                    role=r.role,
+                    max_length=r.max_length,
+                    created=r.created,
+                )
+                for r in self._rerankers.listed()
+            ]
         )
 
     async def Upsert(

@@ -35,6 +35,10 @@ class RetrieverSettings(RedisClientSettings):
     # JSON: {"northwind": "/models/reranker-northwind-…"}. A tenant listed here
     # is reranked by its own model; the others by reranker_path, if set.
     reranker_tenant_paths: dict[str, Path] = Field(default_factory=dict)
+    # Artifacts loaded at start-up that rerank only the searches that name them
+    # (SearchRequest.reranker; a canary path's ``reranker``), as a JSON list of
+    # folders. Each default above can be named too (services/retriever/shelf.py).
+    reranker_offered_paths: list[Path] = Field(default_factory=list, max_length=16)
     # onnxruntime intra-op threads of the reranker (unset: inference_threads).
     # On two shared cores one thread per search beats two contending ones.
     rerank_threads: int | None = Field(default=None, ge=1, le=64)

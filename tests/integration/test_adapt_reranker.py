@@ -63,15 +63,9 @@ def test_the_artifact_records_its_tenant_and_training_data(artifact: Path) -> No
     assert (artifact / "onnx" / "model_int8.onnx").is_file()
 
 
-@pytest.fixture(scope="module")
-def retriever(artifact: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    tmp = tmp_path_factory.mktemp("serve")
-    env = {
-        "RAGWAY_INDEX_DIR": str(tmp / "index"),
-        "RAGWAY_RERANKER_TENANT_PATHS": json.dumps({"lumen": str(artifact)}),
-        "RAGWAY_RERANK_THREADS": "1",
-        "RAGWAY_RERANK_BATCH_SIZE": "4",
-    }
+def serving(tmp: Path, settings: dict[str, str]) -> Iterator[Stack]:
+    """A real retriever with these reranker settings, holding the help-centre pages."""
+    env = {"RAGWAY_INDEX_DIR": str(tmp / "index"), "RAGWAY_RERANK_THREADS": "1", **settings}
     stack = Stack(StackConfig.on_free_ports(tmp, extra_env=env))
     try:
         stack.start_service("retriever")
@@ -82,12 +76,28 @@ def retriever(artifact: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
         stack.stop()
 
 
-def search(stack: Stack, tenant: str) -> pb.SearchResponse:
+@pytest.fixture(scope="module")
+def retriever(artifact: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    yield from serving(
+        tmp_path_factory.mktemp("serve"),
+        {
+            "RAGWAY_RERANKER_TENANT_PATHS": json.dumps({"lumen": str(artifact)}),
+            "RAGWAY_RERANK_BATCH_SIZE": "4",
+        },
+    )
+
+
+def search(
+    stack: Stack,
+    tenant: str,
+    reranker: str = "",
+    rerank: pb.RerankMode.ValueType = pb.RERANK_MODE_UNSPECIFIED,
+) -> pb.SearchResponse:
     with service_channel(stack.config.retriever_addr, stack.config.service_token) as channel:
         reply: pb.SearchResponse = pb_grpc.RetrieverStub(channel).Search(
             pb.SearchRequest(
                 query="How long are cloud recordings kept?", tenant=tenant,
-                access_groups=["public"], top_k=5,
+                access_groups=["public"], top_k=5, reranker=reranker, rerank=rerank,
             ),
             timeout=60,
         )  # fmt: skip
@@ -134,3 +144,65 @@ def test_a_build_is_adapted_from_the_sources_its_manifest_records(
     assert source["paths"] == [str(KB.resolve())]
     # The files are unchanged since the build: the re-read chunks are the build's.
     assert source["build_chunks_sha256"] == source["read_chunks_sha256"]
+
+
+@pytest.fixture(scope="module")
+def offering(artifact: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """A retriever with no default reranker that offers the lumen artifact to paths."""
+    offered = {"RAGWAY_RERANKER_OFFERED_PATHS": json.dumps([str(artifact)])}
+    yield from serving(tmp_path_factory.mktemp("offer"), offered)
+
+
+def test_an_offered_reranker_serves_only_the_searches_that_name_it(
+    artifact: Path, offering: Stack
+) -> None:
+    served = artifact.name + ("" if int8_pays(cpu_flags()) else "-fp32")
+    with service_channel(offering.config.retriever_addr, offering.config.service_token) as ch:
+        listed = pb_grpc.RetrieverStub(ch).ListRerankers(pb.ListRerankersRequest(), timeout=10)
+    [info] = listed.rerankers
+    assert (info.version, info.model_id, info.tenant, info.role) == (
+        artifact.name, served, "lumen", "offered"
+    )  # fmt: skip
+    assert info.max_length == 64 and info.created
+    # Not named: no default is configured, so the fused order stands.
+    plain = search(offering, "lumen", "")
+    assert plain.reranker_model == "" and not any(h.scores.reranked for h in plain.hits)
+    # Named by its version (what a canary path sends): it reranks lumen's search.
+    named = search(offering, "lumen", artifact.name)
+    assert named.reranker_model == served and not named.degraded
+    assert any(h.scores.reranked for h in named.hits)
+    # The same passages as the fused order, reordered within the head.
+    assert {h.chunk_id for h in named.hits} == {h.chunk_id for h in plain.hits}
+    # Adapted on lumen's documents: another tenant's search keeps its own default (none).
+    other = search(offering, "northwind", artifact.name)
+    assert other.reranker_model == "" and not any(h.scores.reranked for h in other.hits)
+    assert all(h.document_id.startswith("northwind/") for h in other.hits)
+
+
+def test_naming_a_reranker_the_retriever_lacks_or_with_rerank_off_is_refused(
+    artifact: Path, offering: Stack
+) -> None:
+    import grpc
+
+    with pytest.raises(grpc.RpcError) as missing:
+        search(offering, "lumen", "reranker-nope")
+    assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+    assert "offers no reranker 'reranker-nope'" in str(missing.value.details())
+    assert artifact.name in str(missing.value.details())  # what it does offer
+    with pytest.raises(grpc.RpcError) as off:
+        search(offering, "lumen", artifact.name, rerank=pb.RERANK_MODE_OFF)
+    assert off.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_a_tenant_cannot_get_another_tenants_adapted_reranker_as_its_default(
+    artifact: Path, tmp_path: Path
+) -> None:
+    from ragway_tools.launcher import LaunchError
+
+    env = {"RAGWAY_RERANKER_TENANT_PATHS": json.dumps({"northwind": str(artifact)})}
+    stack = Stack(StackConfig.on_free_ports(tmp_path, extra_env=env))
+    try:
+        with pytest.raises(LaunchError, match=r"(?s)retriever exited .*adapted on tenant 'lumen'"):
+            stack.start_service("retriever")
+    finally:
+        stack.stop()

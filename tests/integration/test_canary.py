@@ -127,6 +127,14 @@ def test_a_path_is_validated_on_write_versioned_and_listed(api: httpx.Client, st
     assert resp.status_code == 422 and resp.json()["error"]["code"] == "unknown_build"
     bad = api.put("/v1/admin/paths/Bad Name", json={}, headers=ADMIN)
     assert bad.status_code == 422
+    # The demo retriever loads no reranker artifact, so a path can name none.
+    assert api.get("/v1/admin/rerankers", headers=ADMIN).json() == []
+    nope = api.put("/v1/admin/paths/candidate", json={"reranker": "reranker-x"}, headers=ADMIN)
+    assert nope.status_code == 422 and nope.json()["error"]["code"] == "unknown_reranker"
+    assert "offers no reranker 'reranker-x' (offered: none)" in nope.json()["error"]["message"]
+    both = {"reranker": "reranker-x", "rerank": "off"}
+    off = api.put("/v1/admin/paths/candidate", json=both, headers=ADMIN)
+    assert off.status_code == 422 and "rerank off" in off.json()["error"]["message"]
     assert api.get("/v1/admin/paths", headers=ADMIN).json() == before  # nothing changed
 
     result = cli(stack, "paths", "set", "candidate", "--build", HALF_BUILD, "--rerank", "off",

@@ -83,6 +83,7 @@ _PATH_STATUS: dict[type[path_errors.PathError], tuple[int, str]] = {
     path_errors.InvalidPathName: (422, "invalid_path_name"),
     path_errors.UnknownPath: (404, "unknown_path"),
     path_errors.UnknownBuild: (422, "unknown_build"),
+    path_errors.UnknownReranker: (422, "unknown_reranker"),
     path_errors.RetrieverUnavailable: (503, "retriever_unavailable"),
     path_errors.CanaryRunning: (409, "canary_running"),
     path_errors.NoCanary: (409, "no_canary"),

@@ -32,6 +32,7 @@ from services.gateway.paths.errors import (
     RetrieverUnavailable,
     UnknownBuild,
     UnknownPath,
+    UnknownReranker,
 )
 from services.gateway.paths.models import (
     BASELINE,
@@ -41,6 +42,7 @@ from services.gateway.paths.models import (
     Gates,
     PathConfig,
     PathOptions,
+    RerankerOffer,
     default_path,
 )
 from services.gateway.paths.report import Report, build_report
@@ -57,6 +59,7 @@ log = logging.getLogger(__name__)
 REPORT_WINDOW = 500
 
 DescribeBuild = Callable[[str], Awaitable[str]]  # build id or alias → build id
+ListRerankers = Callable[[], Awaitable[list[RerankerOffer]]]
 ShadowRun = Callable[
     [RunRecord, str, int, bool], Coroutine[Any, Any, None]
 ]  # served run, path, version
@@ -70,9 +73,11 @@ class PathControl:
         *,
         record_ttl_s: int,
         shadow_limit: int = 8,
+        list_rerankers: ListRerankers | None = None,
     ) -> None:
         self._store = store
         self._describe = describe_build
+        self._list_rerankers = list_rerankers
         self._ttl = record_ttl_s
         self._shadow_limit = shadow_limit
         self._shadow_run: ShadowRun | None = None
@@ -102,9 +107,13 @@ class PathControl:
         return await self._store.get(name, version) or default_path(name)
 
     async def set_path(self, name: str, options: PathOptions) -> PathConfig:
-        """Validate (the build must exist) and store the next version of the path."""
+        """Validate (the build and the reranker must exist) and store the next version."""
         if not PATH_NAME.match(name):
             raise InvalidPathName(name)
+        if options.reranker:
+            offered = [r.version for r in await self.rerankers()]
+            if options.reranker not in offered:
+                raise UnknownReranker(options.reranker, offered)
         build_id = ""
         if options.build:
             try:
@@ -120,6 +129,15 @@ class PathControl:
             extra={"path": name, "path_version": stored.version, "build": options.build},
         )
         return stored
+
+    async def rerankers(self) -> list[RerankerOffer]:
+        """The reranker artifacts the retriever has loaded, which a path may name."""
+        if self._list_rerankers is None:
+            return []
+        try:
+            return await self._list_rerankers()
+        except grpc.aio.AioRpcError as exc:
+            raise RetrieverUnavailable(f"{exc.code().name}: {exc.details()}") from exc
 
     # Routing
 

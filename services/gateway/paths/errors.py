@@ -25,9 +25,18 @@ class UnknownBuild(PathError):
         super().__init__(f"the retriever knows no build {build!r}: {detail}")
 
 
+class UnknownReranker(PathError):
+    def __init__(self, reranker: str, offered: list[str]) -> None:
+        listed = ", ".join(offered) or "none"
+        super().__init__(
+            f"the retriever offers no reranker {reranker!r} (offered: {listed}); load it with "
+            "RAGWAY_RERANKER_OFFERED_PATHS"
+        )
+
+
 class RetrieverUnavailable(PathError):
     def __init__(self, detail: str) -> None:
-        super().__init__(f"the retriever could not check the build: {detail}")
+        super().__init__(f"the retriever could not check the build or reranker: {detail}")
 
 
 class CanaryRunning(PathError):

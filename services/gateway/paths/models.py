@@ -13,7 +13,7 @@ import re
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 BASELINE = "baseline"
 CANDIDATE = "candidate"
@@ -48,6 +48,15 @@ class PathOptions(BaseModel):
     rerank: Literal["default", "on", "off"] = Field(
         default="default", description="Cross-encoder rerank: the retriever's default, on, off."
     )
+    reranker: str = Field(
+        default="",
+        max_length=128,
+        pattern=r"^$|^[A-Za-z0-9][A-Za-z0-9._-]*$",
+        description="A reranker artifact by version, one the retriever offers "
+        "(`GET /v1/admin/rerankers`), in place of its default: how a canary tries a new "
+        "artifact. One adapted on a tenant's documents reranks only that tenant's runs; "
+        "the others keep their default. Empty = the retriever's default.",
+    )
     max_output_tokens: int | None = Field(
         default=None,
         strict=True,
@@ -81,6 +90,26 @@ class PathOptions(BaseModel):
         "the generator's own prompt version is recorded beside it).",
     )
     note: str = Field(default="", max_length=500, description="Why this version exists.")
+
+    @model_validator(mode="after")
+    def _reranker_reranks(self) -> PathOptions:
+        if self.reranker and self.rerank == "off":
+            raise ValueError(f"reranker {self.reranker!r} is named with rerank off; drop one")
+        return self
+
+
+class RerankerOffer(BaseModel):
+    """A reranker artifact the retriever has loaded (its ListRerankers)."""
+
+    version: str = Field(description="What a path's `reranker` names.")
+    model_id: str = Field(description="As run records name it (`-fp32` when served fp32).")
+    tenant: str = Field(description="The tenant it was adapted on; empty = any tenant.")
+    role: Literal["shared", "tenant", "offered"] = Field(
+        description="`shared`: every tenant's default without its own; `tenant`: that "
+        "tenant's default; `offered`: serves only when a path names it."
+    )
+    max_length: int = Field(description="Tokens per query-passage pair.")
+    created: str = Field(description="When it was trained (ISO 8601).")
 
 
 class PathConfig(PathOptions):

@@ -243,6 +243,7 @@ class RunExecutor:
             budget_ms=s.retrieval_budget_ms,
             build=path.build,
             rerank=path.rerank,
+            reranker=path.reranker,
         )
         t0 = time.perf_counter()
         try:

@@ -17,6 +17,7 @@ from services.gateway.paths.models import (
     Gates,
     PathConfig,
     PathOptions,
+    RerankerOffer,
 )
 from services.gateway.paths.report import Report
 from services.gateway.runs.feedback import CURSOR_PATTERN, format_cursor, parse_cursor
@@ -105,6 +106,18 @@ async def set_path(name: str, body: PathOptions, _: AdminCaller, paths: Paths) -
     """Validated first: a build the retriever does not know is a 422, and nothing is stored.
     Runs already routed keep the version they were given."""
     return await paths.set_path(name, body)
+
+
+@router.get(
+    "/rerankers",
+    response_model=list[RerankerOffer],
+    responses=ERRORS,
+    summary="List the reranker artifacts a path may name",
+)
+async def list_rerankers(_: AdminCaller, paths: Paths) -> list[RerankerOffer]:
+    """What the retriever has loaded: the shared default, each tenant's own, and the
+    artifacts offered only to a path that names one (`reranker`)."""
+    return await paths.rerankers()
 
 
 @router.get("/canary", response_model=CanaryStatus, responses=ERRORS, summary="Canary status")

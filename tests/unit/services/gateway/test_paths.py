@@ -238,3 +238,15 @@ def test_when_paused_then_everyone_is_on_the_baseline_and_no_run_counts() -> Non
     inside, _ = users_on_each_side(CANARY)
     chosen = route(CANARY.model_copy(update={"paused": True}), 1, "demo", "k1", inside)
     assert (chosen.path, chosen.version, chosen.experiment) == ("baseline", 1, None)
+
+
+def test_a_path_cannot_name_a_reranker_and_turn_reranking_off() -> None:
+    from pydantic import ValidationError
+
+    from services.gateway.paths.models import PathOptions
+
+    assert PathOptions(reranker="reranker-lumen-20261203-1", rerank="on").reranker
+    with pytest.raises(ValidationError, match="named with rerank off"):
+        PathOptions(reranker="reranker-lumen-20261203-1", rerank="off")
+    with pytest.raises(ValidationError, match="pattern"):
+        PathOptions(reranker="../models/reranker")  # a version, never a filesystem path
