@@ -84,6 +84,7 @@ class OnnxCrossEncoderReranker:
         self.max_length = int(max_length or meta["max_length"])
         self._tokenizer = load_tokenizer(artifact / "model", self.max_length)
         self.model_id = str(meta["version"]) + ("" if int8 else "-fp32")
+        self.meta: dict[str, Any] = meta  # version, tenant, created: read by the shelf
         self.batch_size = batch_size
         # Off only to measure what clipping saves (``ragway eval rerank-bench``):
         # then every pair goes through the tokenizer whole, uncached.

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import grpc
 from grpc_health.v1 import health
@@ -27,7 +25,12 @@ from services.retriever.catalog_store import (
     CatalogUnavailableError,
     FileCatalogStore,
 )
-from services.retriever.rerank import Reranker, load_reranker, resolve_precision
+from services.retriever.rerank import (
+    OnnxCrossEncoderReranker,
+    Reranker,
+    load_reranker,
+    resolve_precision,
+)
 from services.retriever.search import HybridSearcher
 from services.retriever.servicer import RetrieverServicer
 from services.retriever.settings import RetrieverSettings
@@ -63,10 +66,18 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
     # neither take the live writes' thread nor the searches' (issue 19). Its threads
     # do not spin between operators: the cores are the searches' too.
     bulk_embedder = OnnxMiniLMEmbedder(threads=settings.bulk_threads(), spin=False)
+    loaded: dict[Path, Reranker] = {}  # a folder named in two settings is loaded once
+
+    def shelve(path: Path, role: str) -> Shelved:
+        key = path.resolve()
+        if key not in loaded:
+            loaded[key] = _load(settings, path)
+        return _shelved(loaded[key], path, role)
+
     shelf = RerankerShelf(
-        _shelve(settings, settings.reranker_path, "shared") if settings.reranker_path else None,
-        {t: _shelve(settings, p, "tenant") for t, p in settings.reranker_tenant_paths.items()},
-        [_shelve(settings, p, "offered") for p in settings.reranker_offered_paths],
+        shelve(settings.reranker_path, "shared") if settings.reranker_path else None,
+        {t: shelve(p, "tenant") for t, p in settings.reranker_tenant_paths.items()},
+        [shelve(p, "offered") for p in settings.reranker_offered_paths],
     )
     metrics.announce_rerankers(
         ({"*": shelf.shared.model_id} if shelf.shared else {})
@@ -166,20 +177,20 @@ def _load(settings: RetrieverSettings, path: Path) -> Reranker:
     return reranker
 
 
-def _shelve(settings: RetrieverSettings, path: Path, role: str) -> Shelved:
-    """Load one artifact with what ``artifact.json`` says of it (a CrossEncoder
+def _shelved(reranker: Reranker, path: Path, role: str) -> Shelved:
+    """A loaded reranker with what its ``artifact.json`` says of it (a CrossEncoder
     folder has none: its folder name is its version, and it names no tenant)."""
-    reranker = _load(settings, path)
-    meta_file = path / "artifact.json"
-    meta: dict[str, Any] = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
-    return Shelved(
-        version=str(meta.get("version") or path.name),
-        reranker=reranker,
-        tenant=str(meta.get("tenant") or meta.get("data", {}).get("tenant") or ""),
-        role=role,
-        max_length=int(getattr(reranker, "max_length", 0) or meta.get("max_length") or 0),
-        created=str(meta.get("created", "")),
-    )
+    if isinstance(reranker, OnnxCrossEncoderReranker):
+        meta = reranker.meta
+        return Shelved(
+            version=str(meta["version"]),
+            reranker=reranker,
+            tenant=str(meta.get("tenant") or ""),
+            role=role,
+            max_length=reranker.max_length,
+            created=str(meta.get("created", "")),
+        )
+    return Shelved(path.name, reranker, tenant="", role=role, max_length=0, created="")
 
 
 async def run(settings: RetrieverSettings) -> None:

@@ -25,6 +25,7 @@ from services.retriever.admin import BuildAdmin, abort
 from services.retriever.catalog import BuildCatalog
 from services.retriever.catalog_store import CatalogUnavailableError
 from services.retriever.model import OPEN_END, AccessScope, ChunkRecord, Status
+from services.retriever.rerank import Reranker
 from services.retriever.search import (
     AllRetrieversFailedError,
     HybridSearcher,
@@ -105,10 +106,12 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"reranker {request.reranker!r} is named with RERANK_MODE_OFF; name none or rerank",
             )
-        try:
-            named = self._rerankers.for_search(request.tenant, request.reranker)
-        except UnknownRerankerError as exc:
-            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        named: Reranker | None = None  # None: the searcher's default for the tenant
+        if request.reranker:
+            try:
+                named = self._rerankers.for_search(request.tenant, request.reranker)
+            except UnknownRerankerError as exc:
+                await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
         try:
             scope = (
                 AccessScope(request.tenant, frozenset(request.access_groups), request.as_of_unix)
@@ -126,7 +129,7 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
                 mode=_MODES.get(request.mode, Mode.HYBRID),
                 rerank={pb.RERANK_MODE_ON: True, pb.RERANK_MODE_OFF: False}.get(request.rerank),
                 budget_ms=budget,
-                reranker=named if request.reranker else None,
+                reranker=named,
             )
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
