@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from prometheus_client import Counter, Gauge, Histogram
 
 from ragway.metrics import LATENCY_BUCKETS, REGISTRY, exemplar, reason_label
@@ -37,15 +39,17 @@ RERANKS = Counter(
 )
 RERANKER_INFO = Gauge(
     "ragway_retriever_reranker_info",
-    'The reranker artifact loaded for a tenant (tenant "*": the shared one); value 1.',
-    ["tenant", "reranker"],
+    'Each reranker artifact loaded, value 1: role shared (tenant "*"), a tenant\'s own '
+    'default, or offered for a path to name (tenant: the one it was adapted on, "*" any).',
+    ["tenant", "reranker", "role"],
     registry=REGISTRY,
 )
 
 
-def announce_rerankers(by_tenant: dict[str, str]) -> None:
-    for tenant, model_id in by_tenant.items():
-        RERANKER_INFO.labels(tenant, model_id).set(1)
+def announce_rerankers(loaded: Iterable[tuple[str, str, str]]) -> None:
+    """``loaded``: (tenant, served model id, role) for every artifact on the shelf."""
+    for tenant, model_id, role in loaded:
+        RERANKER_INFO.labels(tenant, model_id, role).set(1)
 
 
 def observe_rerank(reranker: str | None, outcome: str | None) -> None:

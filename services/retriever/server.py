@@ -79,10 +79,7 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
         {t: shelve(p, "tenant") for t, p in settings.reranker_tenant_paths.items()},
         [shelve(p, "offered") for p in settings.reranker_offered_paths],
     )
-    metrics.announce_rerankers(
-        ({"*": shelf.shared.model_id} if shelf.shared else {})
-        | {t: r.model_id for t, r in shelf.tenant_defaults.items()}
-    )
+    metrics.announce_rerankers(shelf.announced())
     executor = ThreadPoolExecutor(max_workers=settings.search_threads, thread_name_prefix="search")
     write_executor = ThreadPoolExecutor(
         max_workers=settings.write_threads, thread_name_prefix="write"

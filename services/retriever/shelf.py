@@ -81,6 +81,19 @@ class RerankerShelf:
     def listed(self) -> list[Shelved]:
         return list(self._by_version.values())
 
+    def announced(self) -> list[tuple[str, str, str]]:
+        """(tenant, served model id, role) for each artifact, as the metrics show them:
+        the shared default under tenant "*", each tenant's own, and each offered one
+        under the tenant it was adapted on ("*": any tenant)."""
+        out = [("*", self._shared.reranker.model_id, "shared")] if self._shared else []
+        out += [(t, s.reranker.model_id, "tenant") for t, s in self._tenants.items()]
+        out += [
+            (s.tenant or "*", s.reranker.model_id, "offered")
+            for s in self._by_version.values()
+            if s.role == "offered"
+        ]
+        return out
+
     def default_for(self, tenant: str) -> Reranker | None:
         own = self._tenants.get(tenant)
         return own.reranker if own else self.shared

@@ -118,7 +118,8 @@ def test_the_retriever_serves_the_tenants_own_reranker(artifact: Path, retriever
     url = retriever.metrics_url("retriever")
     assert url is not None
     metrics = httpx.get(url, timeout=10).text
-    assert f'ragway_retriever_reranker_info{{reranker="{served}",tenant="lumen"}} 1.0' in (metrics)
+    info = f'ragway_retriever_reranker_info{{reranker="{served}",role="tenant",tenant="lumen"}} 1.0'
+    assert info in metrics
     assert f'ragway_retriever_reranks_total{{outcome="reranked",reranker="{served}"}}' in (metrics)
 
 
@@ -164,6 +165,13 @@ def test_an_offered_reranker_serves_only_the_searches_that_name_it(
         artifact.name, served, "lumen", "offered"
     )  # fmt: skip
     assert info.max_length == 64 and info.created
+    # Announced in the metrics from start-up, before any search names it.
+    url = offering.metrics_url("retriever")
+    assert url is not None
+    info_line = (
+        f'ragway_retriever_reranker_info{{reranker="{served}",role="offered",tenant="lumen"}}'
+    )
+    assert f"{info_line} 1.0" in httpx.get(url, timeout=10).text
     # Not named: no default is configured, so the fused order stands.
     plain = search(offering, "lumen", "")
     assert plain.reranker_model == "" and not any(h.scores.reranked for h in plain.hits)

@@ -91,3 +91,18 @@ def test_the_listing_names_each_artifact_once_in_its_first_role() -> None:
         ("reranker-lumen-1", "tenant"),
         ("reranker-general-2", "offered"),
     ]
+
+
+def test_the_metrics_announce_every_artifact_with_its_role() -> None:
+    # An offered artifact is announced too (it used to be missing from
+    # ragway_retriever_reranker_info until a path named it), under the tenant it
+    # was adapted on; one offered and also a default is announced once, as the default.
+    again = shelved("reranker-lumen-1", "offered", tenant="lumen")
+    s = RerankerShelf(SHARED, {"lumen": LUMEN}, [LUMEN_NEXT, GENERAL_NEXT, again])
+    assert s.announced() == [
+        ("*", "reranker-scifact", "shared"),
+        ("lumen", "reranker-lumen-1", "tenant"),
+        ("lumen", "reranker-lumen-2", "offered"),
+        ("*", "reranker-general-2", "offered"),
+    ]
+    assert RerankerShelf().announced() == []
