@@ -39,9 +39,9 @@ class ServiceSettings(ServiceTokenSettings):
     # One inference thread per process by default: two processes (retriever and
     # generator) share a small machine, and more threads only oversubscribe it.
     inference_threads: int = Field(default=1, ge=1, le=64)
-    # The gRPC services' Prometheus listener (docs/observability.md); 0 serves none.
-    # The gateway and the ingest API ignore these: they answer GET /metrics on their
-    # own HTTP port.
+    # The gRPC services' and the run executors process's Prometheus listener
+    # (docs/observability.md); 0 serves none. The gateway and the ingest API ignore
+    # these: they answer GET /metrics on their own HTTP port.
     metrics_host: str = "127.0.0.1"
     metrics_port: int = Field(default=0, ge=0, le=65535)
 

@@ -350,7 +350,9 @@ class Stack:
         RAGWAY_RUN_EXECUTORS=false. ``env`` overrides settings of this process only."""
         log_path = self.logs_dir / f"{name}.log"
         offset = log_path.stat().st_size if log_path.exists() else 0
-        base = {"RAGWAY_RUN_EXECUTORS": "true"}
+        # Its metrics listener stays off here: a RAGWAY_METRICS_PORT exported for another
+        # part must not be bound twice.
+        base = {"RAGWAY_RUN_EXECUTORS": "true", "RAGWAY_METRICS_PORT": "0"}
         self._spawn(name, [sys.executable, "-m", "services.gateway.executors"], base | (env or {}))
 
         def ready() -> bool:

@@ -6,6 +6,13 @@ each, leases and takeover as any gateway replica's executor, runs/queue.py). Tho
 of streams on a gateway's event loop then cannot delay the runs they watch, and the
 runs cannot delay the streams. It is the gateway's own lifespan (the run store, the
 backends' clients, paths and the executor), without the server, until SIGTERM.
+
+The runs' metrics (``ragway_runs_total``, ``ragway_run_duration_seconds``, the stages,
+degradations, breakers, canary gates) are counted where a run executes, so this process
+serves its registry as the retriever and the generator do: on
+``RAGWAY_METRICS_HOST:RAGWAY_METRICS_PORT`` (0, the default, serves none). That listener
+is a thread of its own and answers while the event loop is stuck: it is for scraping,
+not a health check.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import signal
 import sys
 
 from ragway import logs, telemetry
+from ragway.metrics import serve_metrics
 from services.gateway.main import create_app
 from services.gateway.settings import GatewaySettings
 
@@ -38,6 +46,12 @@ async def serve(settings: GatewaySettings) -> None:
 def main() -> int:
     settings = GatewaySettings()
     logs.configure("gateway-executors", settings.log_level, settings.log_format)
+    try:
+        serve_metrics(settings.metrics_host, settings.metrics_port)
+    except OSError as exc:
+        where = f"{settings.metrics_host}:{settings.metrics_port}"
+        sys.stderr.write(f"gateway executors: cannot serve metrics on {where}: {exc.strerror}\n")
+        return 2
     try:
         telemetry.configure("ragway-gateway")
         asyncio.run(serve(settings))

@@ -47,6 +47,7 @@ def test_the_shipped_monitor_scrapes_each_service_on_the_port_it_serves_metrics_
     objects = [
         monitor(),
         deployment("gateway", {"http": 8000}, 8000),
+        deployment("executor", {"metrics": 9103}, 9103),  # the runs' metrics
         deployment("retriever", {"grpc": 7101, "metrics": 9101}, 9101),
         deployment("generator", {"grpc": 7102, "metrics": 9102}, 9102),
         deployment("ingest", {"http": 7103}, 7103),
