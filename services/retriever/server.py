@@ -12,7 +12,8 @@ import grpc
 from grpc_health.v1 import health
 
 from ragway import spelling
-from ragway.embedding import OnnxMiniLMEmbedder, cpu_flags
+from ragway.embedding import Embedder, OnnxMiniLMEmbedder, cpu_flags
+from ragway.embedding_cache import CachedEmbedder, open_cache
 from ragway.grpc_server import SERVER_OPTIONS, add_health_and_reflection, bind, serve
 from ragway.service_auth import server_interceptors
 from ragway.v1 import retriever_pb2, retriever_pb2_grpc
@@ -61,11 +62,23 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
     spelling.english_words()  # the respelling's dictionary (~0.1 s): read before a query
     # Writes get their own embedder and threads: on the search path's, a bulk build's
     # embedding held the embedder and every search thread while queries waited.
-    write_embedder = OnnxMiniLMEmbedder(threads=settings.write_inference_threads)
+    write_embedder: Embedder = OnnxMiniLMEmbedder(threads=settings.write_inference_threads)
     # Bulk loads are throughput work: a session of their own on every core, so they
     # neither take the live writes' thread nor the searches' (issue 19). Its threads
     # do not spin between operators: the cores are the searches' too.
-    bulk_embedder = OnnxMiniLMEmbedder(threads=settings.bulk_threads(), spin=False)
+    bulk_embedder: Embedder = OnnxMiniLMEmbedder(threads=settings.bulk_threads(), spin=False)
+    # Both write sessions share one cache of computed vectors: a rebuild, a re-sent
+    # webhook or an access change embeds only texts it has not embedded before.
+    cache = (
+        open_cache(
+            settings.index_dir / "embedding-cache.sqlite", max_rows=settings.embedding_cache_rows
+        )
+        if settings.embedding_cache_rows
+        else None
+    )
+    if cache is not None:
+        write_embedder = CachedEmbedder(write_embedder, cache, metrics.observe_embedding_cache)
+        bulk_embedder = CachedEmbedder(bulk_embedder, cache, metrics.observe_embedding_cache)
     loaded: dict[Path, Reranker] = {}  # a folder named in two settings is loaded once
 
     def shelve(path: Path, role: str) -> Shelved:

@@ -80,6 +80,10 @@ class RetrieverSettings(RedisClientSettings):
     # throughput work that should use the machine; query-time embedding keeps its own
     # session and inference_threads, live writes theirs (docs/ingestion.md#ingestion-throughput).
     bulk_inference_threads: int | None = Field(default=None, ge=1, le=64)
+    # Vectors the write path computed, kept by content in index_dir/embedding-cache.sqlite
+    # (ragway/embedding_cache.py), so a new build of mostly unchanged documents embeds
+    # only what changed. At most this many vectors (about 1.6 KB each on disk); 0: off.
+    embedding_cache_rows: int = Field(default=500_000, ge=0, le=50_000_000)
     shutdown_grace_s: float = Field(default=5.0, ge=0, le=120)
 
     # Search backends (docs/deployment.md). The defaults are the embedded engines

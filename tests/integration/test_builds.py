@@ -54,6 +54,17 @@ def top_document(addr: str, question: str, build: str = "") -> tuple[str, str]:
     return hit.document_id, hit.text
 
 
+def embedding_cache_texts(stack: Stack) -> dict[str, float]:
+    url = stack.metrics_url("retriever")
+    assert url is not None
+    counts = {"hit": 0.0, "miss": 0.0}
+    for line in httpx.get(url, timeout=10).text.splitlines():
+        if line.startswith("ragway_retriever_embedding_cache_texts_total{"):
+            outcome = line.split('outcome="')[1].split('"')[0]
+            counts[outcome] = float(line.rsplit(" ", 1)[1])
+    return counts
+
+
 def gate(addr: str, build_id: str) -> b.PromotionCheckResult:
     return b.run_promotion_check(addr, build_id, GATE, top_k=3, min_hit_rate=1.0)
 
@@ -201,6 +212,7 @@ def test_the_cli_rebuilds_from_a_manifest_with_the_same_checksums(private: Stack
     assert first.exit_code == 0, first.output
     assert "Build cli-v1" in first.output and "next: ragway builds promote cli-v1" in first.output
     manifest = private.config.data_dir / "index" / "builds" / "cli-v1" / "manifest.json"
+    before = embedding_cache_texts(private)
     again = runner.invoke(
         app,
         f"builds create --from {manifest} --no-candidate --build-id cli-v1-again "
@@ -209,6 +221,10 @@ def test_the_cli_rebuilds_from_a_manifest_with_the_same_checksums(private: Stack
     assert again.exit_code == 0, again.output
     one, two = (json.loads(b.show_build(addr, i).manifest_json) for i in ("cli-v1", "cli-v1-again"))
     assert one["checksums"] == two["checksums"] and one["config"] == two["config"]
+    # The same documents again: every chunk and unit vector came from the embedding
+    # cache (ragway/embedding_cache.py), none from the model.
+    after = embedding_cache_texts(private)
+    assert after["miss"] == before["miss"] and after["hit"] > before["hit"]
     shown = runner.invoke(app, ["builds", "show", "cli-v1-again", "--retriever", addr])
     assert shown.exit_code == 0 and '"sparse_chunks"' in shown.output
     missing = runner.invoke(app, ["builds", "show", "no-such-build", "--retriever", addr])
