@@ -133,6 +133,8 @@ class SearchRequest(_message.Message):
     BUILD_FIELD_NUMBER: _builtins.int
     UNIT_VECTORS_FIELD_NUMBER: _builtins.int
     RERANKER_FIELD_NUMBER: _builtins.int
+    RERANK_WEIGHT_FIELD_NUMBER: _builtins.int
+    RERANK_SKIP_MARGIN_FIELD_NUMBER: _builtins.int
     query: _builtins.str
     tenant: _builtins.str
     """Access scope: a chunk is visible when its tenant equals `tenant`, at least
@@ -165,6 +167,28 @@ class SearchRequest(_message.Message):
     default. NOT_FOUND when the retriever offers no such artifact;
     INVALID_ARGUMENT with RERANK_MODE_OFF.
     """
+    rerank_weight: _builtins.float
+    """The reranker's share of the head's final score for this search, in place of
+    the retriever's RAGWAY_RERANK_WEIGHT: 1 is the reranker's own order, 0 keeps
+    the fused order; between, both scores are min-max scaled over the head and
+    blended. How a canary path rolls out an artifact with the weight fitted for
+    it (ragway eval qa-retrieval --fit-weight). Absent = the retriever's setting.
+    When `reranker` names an artifact adapted on another tenant, this search keeps
+    its default reranker and the retriever's weight and skip margin: these two
+    were fitted for the artifact named. INVALID_ARGUMENT outside [0, 1] or not
+    finite, and with RERANK_MODE_OFF. Both are doubles, as the settings are: a
+    fitted value reaches the retriever unrounded, so a path and the environment
+    variable given the same number rerank exactly alike.
+    """
+    rerank_skip_margin: _builtins.float
+    """Skip the default (RERANK_MODE_UNSPECIFIED) rerank of this search when the
+    fused first passage leads the second by at least this RRF margin, in place
+    of the retriever's RAGWAY_RERANK_SKIP_MARGIN (ragway eval qa-retrieval
+    --fit-skip). Absent = the retriever's setting, which may be never to skip;
+    a search that must never skip asks for RERANK_MODE_ON. Dropped with
+    rerank_weight (above). INVALID_ARGUMENT outside [-1, 1] or not finite, and
+    with RERANK_MODE_OFF.
+    """
     @_builtins.property
     def access_groups(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -182,12 +206,21 @@ class SearchRequest(_message.Message):
         build: _builtins.str = ...,
         unit_vectors: _builtins.bool = ...,
         reranker: _builtins.str = ...,
+        rerank_weight: _builtins.float | None = ...,
+        rerank_skip_margin: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_rerank_skip_margin", b"_rerank_skip_margin", "_rerank_weight", b"_rerank_weight", "rerank_skip_margin", b"rerank_skip_margin", "rerank_weight", b"rerank_weight"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["access_groups", b"access_groups", "as_of_unix", b"as_of_unix", "budget_ms", b"budget_ms", "build", b"build", "candidate_depth", b"candidate_depth", "mode", b"mode", "query", b"query", "rerank", b"rerank", "reranker", b"reranker", "tenant", b"tenant", "top_k", b"top_k", "unit_vectors", b"unit_vectors"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rerank_skip_margin", b"_rerank_skip_margin", "_rerank_weight", b"_rerank_weight", "access_groups", b"access_groups", "as_of_unix", b"as_of_unix", "budget_ms", b"budget_ms", "build", b"build", "candidate_depth", b"candidate_depth", "mode", b"mode", "query", b"query", "rerank", b"rerank", "rerank_skip_margin", b"rerank_skip_margin", "rerank_weight", b"rerank_weight", "reranker", b"reranker", "tenant", b"tenant", "top_k", b"top_k", "unit_vectors", b"unit_vectors"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__rerank_skip_margin: _TypeAlias = _typing.Literal["rerank_skip_margin"]  # noqa: Y015
+    _WhichOneofArgType__rerank_skip_margin: _TypeAlias = _typing.Literal["_rerank_skip_margin", b"_rerank_skip_margin"]  # noqa: Y015
+    _WhichOneofReturnType__rerank_weight: _TypeAlias = _typing.Literal["rerank_weight"]  # noqa: Y015
+    _WhichOneofArgType__rerank_weight: _TypeAlias = _typing.Literal["_rerank_weight", b"_rerank_weight"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__rerank_skip_margin) -> _WhichOneofReturnType__rerank_skip_margin | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__rerank_weight) -> _WhichOneofReturnType__rerank_weight | None: ...
 
 Global___SearchRequest: _TypeAlias = SearchRequest  # noqa: Y015
 
@@ -351,7 +384,8 @@ class SearchResponse(_message.Message):
     """
     rerank_skipped: _builtins.bool
     """True when the default rerank was skipped because fusion was confident
-    (RAGWAY_RERANK_SKIP_MARGIN); the hits then keep the fused order.
+    (SearchRequest.rerank_skip_margin, else RAGWAY_RERANK_SKIP_MARGIN); the hits
+    then keep the fused order.
     """
     @_builtins.property
     def hits(self) -> _containers.RepeatedCompositeFieldContainer[Global___SearchHit]: ...

@@ -78,12 +78,13 @@ def paths_list(url: Url = DEFAULT_URL, key: Key = DEFAULT_KEY, as_json: AsJson =
         _print_json(rows)
         return
     table = Table("path", "version", "build", "build id", "mode", "top_k", "depth", "rerank",
-                  "max tokens", "threshold", "prompt")  # fmt: skip
+                  "weight", "skip margin", "max tokens", "threshold", "prompt")  # fmt: skip
     for p in rows:
         table.add_row(
             p["name"], str(p["version"]), p["build"] or "(live)", p["build_id"],
             p["mode"] or "-", str(p["top_k"] or "-"), str(p["candidate_depth"] or "-"),
             p["rerank"] + (f" ({p['reranker']})" if p.get("reranker") else ""),
+            _fmt(p.get("rerank_weight")), _fmt(p.get("rerank_skip_margin")),
             str(p["max_output_tokens"] or "-"), _fmt(p["min_support"]),
             p["prompt_label"] or "-",
         )  # fmt: skip
@@ -115,6 +116,24 @@ def paths_set(
     reranker: Annotated[
         str, typer.Option(help="Reranker artifact version ('ragway paths rerankers')")
     ] = "",
+    rerank_weight: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Reranker share of the final score, 0 to 1 (default: the retriever's; "
+            "fit it with 'ragway eval qa-retrieval --fit-weight')",
+        ),
+    ] = None,
+    rerank_skip_margin: Annotated[
+        float | None,
+        typer.Option(
+            min=-1.0,
+            max=1.0,
+            help="Skip the default rerank at this fused lead, -1 to 1 (default: the retriever's; "
+            "fit it with 'ragway eval qa-retrieval --fit-skip')",
+        ),
+    ] = None,
     max_output_tokens: Annotated[int | None, typer.Option(help="Generator output bound")] = None,
     min_support: Annotated[
         float | None, typer.Option(help="Refusal threshold 0-1 (default: the generator's)")
@@ -133,7 +152,8 @@ def paths_set(
     """Store the next version of a path (build and reranker checked with the retriever first)."""
     body = {
         "build": build, "mode": mode, "top_k": top_k, "candidate_depth": candidate_depth,
-        "rerank": rerank, "reranker": reranker, "max_output_tokens": max_output_tokens,
+        "rerank": rerank, "reranker": reranker, "rerank_weight": rerank_weight,
+        "rerank_skip_margin": rerank_skip_margin, "max_output_tokens": max_output_tokens,
         "min_support": min_support,
         "generator_backend": generator_backend, "generator_model": generator_model,
         "prompt_label": prompt_label, "note": note,

@@ -188,6 +188,8 @@ def search_request(
     build: str = "",
     rerank: str = "default",
     reranker: str = "",
+    rerank_weight: float | None = None,
+    rerank_skip_margin: float | None = None,
 ) -> retriever_pb2.SearchRequest:
     return retriever_pb2.SearchRequest(
         query=record.standalone_query,
@@ -200,6 +202,9 @@ def search_request(
         build=build,
         rerank=RERANK_MODES[rerank],
         reranker=reranker,
+        # None leaves the field absent: the retriever's own setting.
+        rerank_weight=rerank_weight,
+        rerank_skip_margin=rerank_skip_margin,
         # The generator scores the passages' answer units with these instead of
         # embedding them per question (ragway/unit_vectors.py).
         unit_vectors=True,

@@ -16,7 +16,9 @@ degradation so the caller can record and announce it.
 The reranker is the tenant's own adapted artifact when one is configured
 (``ragway train reranker --from-folder``), else the shared one. When fusion is
 already confident (its first passage leads by ``skip_margin``), the default
-(unforced) rerank is skipped: the cheapest rerank is the one not run.
+(unforced) rerank is skipped: the cheapest rerank is the one not run. A search
+may bring its own weight and skip margin (a canary path rolling out an artifact
+with the values fitted for it); otherwise the searcher's settings hold.
 """
 
 from __future__ import annotations
@@ -63,6 +65,13 @@ class SearchOptions:
     # The artifact a search named (SearchRequest.reranker, resolved by the shelf), in
     # place of the tenant's own or the shared default; None: the default.
     reranker: Reranker | None = None
+    # This search's blend weight and skip margin (SearchRequest.rerank_weight,
+    # .rerank_skip_margin), in place of the searcher's. None here always means "not
+    # given": the searcher's setting holds, and for the skip margin that setting may
+    # itself be None, never skip. A search that must never skip asks for the rerank
+    # (rerank=True), which no margin skips.
+    rerank_weight: float | None = None
+    skip_margin: float | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= 100:
@@ -73,6 +82,23 @@ class SearchOptions:
             )
         if not 10 <= self.budget_ms <= 60_000:
             raise ValueError(f"budget_ms must be in [10, 60000], got {self.budget_ms}")
+        # The comparisons are false for NaN, and infinities lie outside: both refused.
+        if self.rerank_weight is not None and not 0.0 <= self.rerank_weight <= 1.0:
+            raise ValueError(f"rerank_weight must be in [0, 1], got {self.rerank_weight}")
+        if self.skip_margin is not None and not -1.0 <= self.skip_margin <= 1.0:
+            raise ValueError(f"rerank_skip_margin must be in [-1, 1], got {self.skip_margin}")
+        given = [
+            name
+            for name, value in (
+                ("rerank_weight", self.rerank_weight),
+                ("rerank_skip_margin", self.skip_margin),
+            )
+            if value is not None
+        ]
+        if given and self.rerank is False:
+            raise ValueError(
+                f"{' and '.join(given)} given with RERANK_MODE_OFF; give neither or rerank"
+            )
 
 
 @dataclass(slots=True)
@@ -428,7 +454,7 @@ class HybridSearcher:
             outcome.degraded.append(("rerank", "no reranker model is configured; fused order kept"))
             return hits
         outcome.reranker = reranker.model_id
-        if options.rerank is None and self._confident(hits):
+        if options.rerank is None and self._confident(hits, options):
             # Only the server default skips: an explicit RERANK_MODE_ON always reranks.
             outcome.rerank_outcome = "skipped"
             return hits
@@ -457,7 +483,8 @@ class HybridSearcher:
                 outcome.timings_ms["rerank"] = (time.perf_counter() - t0) * 1000
         # Fusion's say is its order (a multi-part question's lists are interleaved,
         # so the order is not the fused scores' order): first = 1, last = 0.
-        blended = blend([-float(i) for i in range(len(head))], scores, self._rerank_weight)
+        weight = self._rerank_weight if options.rerank_weight is None else options.rerank_weight
+        blended = blend([-float(i) for i in range(len(head))], scores, weight)
         for hit, score, final in zip(head, scores, blended, strict=True):
             hit.rerank = score
             hit.score = final
@@ -465,11 +492,13 @@ class HybridSearcher:
         outcome.rerank_outcome = "reranked"
         return head + tail
 
-    def _confident(self, hits: list[Hit]) -> bool:
-        """Fusion is sure of its first passage: the skip rule (``fusion_margin``)."""
-        if self._skip_margin is None:
+    def _confident(self, hits: list[Hit], options: SearchOptions) -> bool:
+        """Fusion is sure of its first passage: the skip rule (``fusion_margin``), at the
+        search's own margin when it gives one, else at the searcher's (None: never)."""
+        margin = self._skip_margin if options.skip_margin is None else options.skip_margin
+        if margin is None:
             return False
-        return fusion_margin(hits) >= self._skip_margin
+        return fusion_margin(hits) >= margin
 
 
 def blend(fused: Sequence[float], rerank: Sequence[float], weight: float) -> list[float]:

@@ -8,6 +8,7 @@ come from the ``BuildAdmin`` mixin (services/retriever/admin.py).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import time
@@ -130,9 +131,22 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
                 rerank={pb.RERANK_MODE_ON: True, pb.RERANK_MODE_OFF: False}.get(request.rerank),
                 budget_ms=budget,
                 reranker=named,
+                # Absent: the searcher's settings. Out of range, not finite or with
+                # RERANK_MODE_OFF: a ValueError, so INVALID_ARGUMENT.
+                rerank_weight=(
+                    request.rerank_weight if request.HasField("rerank_weight") else None
+                ),
+                skip_margin=(
+                    request.rerank_skip_margin if request.HasField("rerank_skip_margin") else None
+                ),
             )
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        if request.reranker and not self._rerankers.serves_named(request.tenant, request.reranker):
+            # The named artifact was adapted on another tenant, so this search keeps its
+            # default reranker, and with it the retriever's weight and skip margin: the
+            # request's were fitted for the artifact it named.
+            options = dataclasses.replace(options, rerank_weight=None, skip_margin=None)
         build = await self._open(request.build, context, self._search_executor)
         t0 = time.perf_counter()
         try:

@@ -55,11 +55,13 @@ class RetrieverSettings(RedisClientSettings):
     rerank_batch_size: int = Field(default=1, ge=0, le=256)
     # Skip the default rerank when the fused first passage leads the second by
     # at least this RRF margin (unset: always rerank). Fit it on a tuning QA set
-    # with `ragway eval qa-retrieval --fit-skip` (docs/evaluation.md).
+    # with `ragway eval qa-retrieval --fit-skip` (docs/evaluation.md). A search may
+    # give its own (SearchRequest.rerank_skip_margin: a canary path's).
     rerank_skip_margin: float | None = Field(default=None, ge=-1.0, le=1.0)
     # The reranker's share of the head's final score: 1.0 is its own order; below,
     # its scores are blended with the fused ones (each min-max scaled over the
-    # head). Fit it with `ragway eval qa-retrieval --fit-blend` on a tuning set.
+    # head). Fit it with `ragway eval qa-retrieval --fit-weight` on a tuning set.
+    # A search may give its own (SearchRequest.rerank_weight: a canary path's).
     rerank_weight: float = Field(default=1.0, ge=0.0, le=1.0)
     rrf_k: int = Field(default=60, ge=1, le=1000)
     default_top_k: int = Field(default=8, ge=1, le=100)

@@ -14,7 +14,9 @@ An artifact adapted on one tenant's documents (``artifact.json`` records the
 tenant) never reranks another tenant's searches: as a tenant default it must be
 that tenant's (checked at start-up), and named by a path it serves its own
 tenant while every other tenant keeps its default. A path is global, so this
-lets one path canary a tenant's adapted artifact without touching the others.
+lets one path canary a tenant's adapted artifact without touching the others:
+the blend weight and skip margin a search gives with the artifact it names were
+fitted for that artifact, so a search it does not serve keeps the retriever's.
 """
 
 from __future__ import annotations
@@ -112,3 +114,10 @@ class RerankerShelf:
         if item.tenant and item.tenant != tenant:
             return self.default_for(tenant)
         return item.reranker
+
+    def serves_named(self, tenant: str, named: str) -> bool:
+        """Whether the artifact a search of ``tenant`` names is the one that reranks it:
+        false for one adapted on another tenant (that search keeps its default) and for
+        one not offered."""
+        item = self._by_version.get(named)
+        return item is not None and item.tenant in ("", tenant)

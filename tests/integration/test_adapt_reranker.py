@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -92,12 +93,13 @@ def search(
     tenant: str,
     reranker: str = "",
     rerank: pb.RerankMode.ValueType = pb.RERANK_MODE_UNSPECIFIED,
+    **fields: Any,
 ) -> pb.SearchResponse:
     with service_channel(stack.config.retriever_addr, stack.config.service_token) as channel:
         reply: pb.SearchResponse = pb_grpc.RetrieverStub(channel).Search(
             pb.SearchRequest(
                 query="How long are cloud recordings kept?", tenant=tenant,
-                access_groups=["public"], top_k=5, reranker=reranker, rerank=rerank,
+                access_groups=["public"], top_k=5, reranker=reranker, rerank=rerank, **fields,
             ),
             timeout=60,
         )  # fmt: skip
@@ -187,6 +189,22 @@ def test_an_offered_reranker_serves_only_the_searches_that_name_it(
     assert all(h.document_id.startswith("northwind/") for h in other.hits)
 
 
+def test_a_named_artifact_at_weight_zero_reranks_and_keeps_the_fused_order(
+    artifact: Path, offering: Stack
+) -> None:
+    # What a canary path sends with the weight it sets (PathOptions.rerank_weight).
+    plain = search(offering, "lumen", "")  # no default reranker here: the fused order
+    kept = search(offering, "lumen", artifact.name, rerank_weight=0.0)
+    served = artifact.name + ("" if int8_pays(cpu_flags()) else "-fp32")
+    assert kept.reranker_model == served and not kept.degraded and not kept.rerank_skipped
+    assert any(h.scores.reranked for h in kept.hits)  # the artifact scored the head
+    assert [h.chunk_id for h in kept.hits] == [h.chunk_id for h in plain.hits]
+    # A margin no fused lead reaches reranks; one every lead reaches skips.
+    assert not search(offering, "lumen", artifact.name, rerank_skip_margin=1.0).rerank_skipped
+    skipped = search(offering, "lumen", artifact.name, rerank_skip_margin=-1.0)
+    assert skipped.rerank_skipped and not any(h.scores.reranked for h in skipped.hits)
+
+
 def test_naming_a_reranker_the_retriever_lacks_or_with_rerank_off_is_refused(
     artifact: Path, offering: Stack
 ) -> None:
@@ -200,6 +218,12 @@ def test_naming_a_reranker_the_retriever_lacks_or_with_rerank_off_is_refused(
     with pytest.raises(grpc.RpcError) as off:
         search(offering, "lumen", artifact.name, rerank=pb.RERANK_MODE_OFF)
     assert off.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(grpc.RpcError) as blend_off:
+        search(offering, "lumen", "", rerank=pb.RERANK_MODE_OFF, rerank_weight=0.5)
+    assert blend_off.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(grpc.RpcError) as out_of_range:
+        search(offering, "lumen", artifact.name, rerank_skip_margin=2.0)
+    assert out_of_range.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
 def test_a_tenant_cannot_get_another_tenants_adapted_reranker_as_its_default(

@@ -57,6 +57,27 @@ class PathOptions(BaseModel):
         "artifact. One adapted on a tenant's documents reranks only that tenant's runs; "
         "the others keep their default. Empty = the retriever's default.",
     )
+    rerank_weight: float | None = Field(
+        default=None,
+        strict=True,
+        ge=0,
+        le=1,
+        description="The reranker's share of each reranked hit's final score: 1 = its own "
+        "order, 0 = the fused order; between, both are scaled to 0-1 and blended. Fit it for "
+        "an artifact with `ragway eval qa-retrieval --fit-weight`. A tenant that keeps its "
+        "default because `reranker` was adapted on another tenant keeps the retriever's "
+        "weight too. Unset = the retriever's (RAGWAY_RERANK_WEIGHT).",
+    )
+    rerank_skip_margin: float | None = Field(
+        default=None,
+        strict=True,
+        ge=-1,
+        le=1,
+        description="Skip the default rerank when the fused first passage leads the second "
+        "by at least this RRF margin (rerank `on` always reranks). Fit it for an artifact "
+        "with `ragway eval qa-retrieval --fit-skip`. Not applied where the weight is not "
+        "(`rerank_weight`). Unset = the retriever's (RAGWAY_RERANK_SKIP_MARGIN).",
+    )
     max_output_tokens: int | None = Field(
         default=None,
         strict=True,
@@ -95,6 +116,13 @@ class PathOptions(BaseModel):
     def _reranker_reranks(self) -> PathOptions:
         if self.reranker and self.rerank == "off":
             raise ValueError(f"reranker {self.reranker!r} is named with rerank off; drop one")
+        given = [
+            name
+            for name in ("rerank_weight", "rerank_skip_margin")
+            if getattr(self, name) is not None
+        ]
+        if given and self.rerank == "off":
+            raise ValueError(f"{' and '.join(given)} set with rerank off; drop one")
         return self
 
 

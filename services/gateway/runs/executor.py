@@ -244,6 +244,8 @@ class RunExecutor:
             build=path.build,
             rerank=path.rerank,
             reranker=path.reranker,
+            rerank_weight=path.rerank_weight,
+            rerank_skip_margin=path.rerank_skip_margin,
         )
         t0 = time.perf_counter()
         try:

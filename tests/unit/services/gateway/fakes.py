@@ -239,11 +239,13 @@ class FakeBackends:
             list(messages) if messages is not None else [*ANSWER, final("Resume with [1].", [1])]
         )
         self.requests: list[generator_pb2.GenerateRequest] = []
+        self.searches: list[retriever_pb2.SearchRequest] = []
         self.closed = False
 
     async def search(
         self, request: retriever_pb2.SearchRequest, timeout_s: float
     ) -> retriever_pb2.SearchResponse:
+        self.searches.append(request)
         return self.reply
 
     def generate(

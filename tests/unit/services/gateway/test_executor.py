@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import grpc
 import pytest
 
 from services.gateway.clients import ServiceClients
+from services.gateway.paths.models import PathConfig
 from services.gateway.runs.events import RunEvent
 from services.gateway.runs.executor import RunExecutor
-from services.gateway.runs.models import RunStatus
+from services.gateway.runs.models import RunRecord, RunStatus
 from services.gateway.runs.store import LeaseLost
 from services.gateway.settings import GatewaySettings
 from tests.unit.services.gateway.fakes import (
@@ -91,6 +93,42 @@ def test_dense_and_reranker_degradations_pass_through_to_the_event_and_the_recor
     assert answer["degraded"] == [{"stage": "generator", "reason": "llm_fallback: timeout"}]
     record = store.records[run.id]
     assert [d.model_dump() for d in record.degraded] == [*expected, *answer["degraded"]]
+
+
+class OnePath:
+    """The executor's path hooks: every run is served by this one path version."""
+
+    def __init__(self, config: PathConfig) -> None:
+        self.path = config
+
+    async def config(self, name: str, version: int) -> PathConfig:
+        return self.path
+
+    async def finished(self, record: RunRecord) -> None:
+        return None
+
+
+def test_a_paths_reranker_blend_goes_out_with_its_search_and_unset_stays_absent() -> None:
+    blend: dict[str, Any] = {
+        "reranker": "reranker-lumen-1",
+        "rerank_weight": 0.3,
+        "rerank_skip_margin": 0.008,
+    }
+    sent = []
+    for options in (blend, {}):
+        store, backends = FakeStore(), FakeBackends()
+        run = queued_run(store)
+        path = OnePath(PathConfig.model_validate({"name": "candidate", "version": 2, **options}))
+        asyncio.run(RunExecutor(store, backends, SETTINGS, path).execute(run.id, token=1))
+        assert store.records[run.id].status is RunStatus.SUCCEEDED
+        [request] = backends.searches
+        sent.append(request)
+    named, unset = sent
+    assert named.reranker == "reranker-lumen-1"
+    # Doubles on the wire: the path's numbers arrive exactly as stored.
+    assert (named.rerank_weight, named.rerank_skip_margin) == (0.3, 0.008)
+    # Unset: absent on the wire, so the retriever keeps its own settings (not 0.0).
+    assert not unset.HasField("rerank_weight") and not unset.HasField("rerank_skip_margin")
 
 
 def test_a_citation_of_a_passage_not_in_the_context_is_dropped() -> None:

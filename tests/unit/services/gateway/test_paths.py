@@ -250,3 +250,111 @@ def test_a_path_cannot_name_a_reranker_and_turn_reranking_off() -> None:
         PathOptions(reranker="reranker-lumen-20261203-1", rerank="off")
     with pytest.raises(ValidationError, match="pattern"):
         PathOptions(reranker="../models/reranker")  # a version, never a filesystem path
+
+
+ARTIFACT = "reranker-lumen-20261203-040040-60d2655d"
+ADMIN = {"Authorization": "Bearer key-demo-admin"}
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"rerank_weight": 1.5}, "less than or equal to 1"),
+        ({"rerank_weight": -0.1}, "greater than or equal to 0"),
+        ({"rerank_weight": float("nan")}, "less than or equal to 1"),  # NaN fails every bound
+        ({"rerank_weight": "0.3"}, "valid number"),  # strict: no strings read as numbers
+        ({"rerank_weight": True}, "valid number"),  # nor booleans
+        ({"rerank_skip_margin": 1.01}, "less than or equal to 1"),
+        ({"rerank_skip_margin": -1.5}, "greater than or equal to -1"),
+        ({"rerank_skip_margin": float("inf")}, "less than or equal to 1"),
+        ({"rerank_skip_margin": "0.008"}, "valid number"),
+        ({"rerank_skip_margin": False}, "valid number"),
+        ({"rerank_weight": 0.3, "rerank": "off"}, "rerank_weight set with rerank off"),
+        ({"rerank_skip_margin": 0.0, "rerank": "off"}, "rerank_skip_margin set with rerank off"),
+    ],
+)
+def test_a_paths_blend_is_a_number_in_range_and_needs_the_rerank(
+    fields: dict[str, Any], says: str
+) -> None:
+    from pydantic import ValidationError
+
+    from services.gateway.paths.models import PathOptions
+
+    with pytest.raises(ValidationError, match=says):
+        PathOptions.model_validate(fields)
+
+
+def test_a_paths_blend_takes_the_ends_of_its_ranges_and_integers() -> None:
+    from services.gateway.paths.models import PathOptions
+
+    ends = PathOptions.model_validate({"rerank_weight": 0, "rerank_skip_margin": -1})
+    assert (ends.rerank_weight, ends.rerank_skip_margin) == (0.0, -1.0)
+    top = PathOptions.model_validate(
+        {"rerank_weight": 1.0, "rerank_skip_margin": 1, "rerank": "on"}
+    )
+    assert (top.rerank_weight, top.rerank_skip_margin) == (1.0, 1.0)
+    assert (PathOptions().rerank_weight, PathOptions().rerank_skip_margin) == (None, None)
+
+
+class MemoryPathStore:
+    """PathStore's put and get, each version kept as the JSON Redis would hold."""
+
+    def __init__(self) -> None:
+        self.saved: dict[tuple[str, int], str] = {}
+
+    async def put(self, config: Any) -> Any:
+        version = 1 + sum(1 for name, _ in self.saved if name == config.name)
+        stored = config.model_copy(update={"version": version})
+        self.saved[(config.name, version)] = stored.model_dump_json()
+        return stored
+
+    async def get(self, name: str, version: int | None = None) -> Any:
+        from services.gateway.paths.models import PathConfig
+
+        version = version or sum(1 for n, _ in self.saved if n == name)
+        raw = self.saved.get((name, version))
+        return None if raw is None else PathConfig.model_validate_json(raw)
+
+
+def test_a_paths_blend_is_stored_and_echoed_and_a_bad_one_is_a_422() -> None:
+    from fastapi.testclient import TestClient
+
+    from services.gateway.main import create_app
+    from services.gateway.paths.control import PathControl
+    from services.gateway.paths.models import RerankerOffer
+    from services.gateway.settings import GatewaySettings
+    from tests.conftest import FIXTURES
+
+    async def describe(build: str) -> str:
+        return build
+
+    async def offered() -> list[RerankerOffer]:
+        return [
+            RerankerOffer(version=ARTIFACT, model_id=ARTIFACT, tenant="lumen", role="offered",
+                          max_length=64, created="2026-12-03T04:00:40Z")
+        ]  # fmt: skip
+
+    store = MemoryPathStore()
+    app = create_app(GatewaySettings(api_keys_file=FIXTURES / "api-keys.yaml"), with_executor=False)
+    with TestClient(app) as http:
+        app.state.paths = PathControl(
+            store,  # type: ignore[arg-type]
+            describe, record_ttl_s=60, list_rerankers=offered,
+        )  # fmt: skip
+        body = {"reranker": ARTIFACT, "rerank_weight": 0.3, "rerank_skip_margin": 0.008}
+        put = http.put("/v1/admin/paths/candidate", json=body, headers=ADMIN)
+        assert put.status_code == 200, put.text
+        shown = http.get("/v1/admin/paths/candidate", headers=ADMIN)
+        for echoed in (put.json(), shown.json()):
+            assert (echoed["version"], echoed["reranker"]) == (1, ARTIFACT)
+            assert (echoed["rerank_weight"], echoed["rerank_skip_margin"]) == (0.3, 0.008)
+        for bad, says in (
+            ({"rerank_weight": 2}, "rerank_weight: Input should be less than or equal to 1"),
+            ({"rerank_skip_margin": "0.008"}, "rerank_skip_margin: Input should be a valid number"),
+            ({"rerank_weight": 0.3, "rerank": "off"}, "rerank_weight set with rerank off"),
+        ):
+            refused = http.put("/v1/admin/paths/candidate", json=bad, headers=ADMIN)
+            assert refused.status_code == 422
+            assert refused.json()["error"]["code"] == "invalid_request"
+            assert says in refused.json()["error"]["message"]
+        assert list(store.saved) == [("candidate", 1)]  # nothing refused was stored

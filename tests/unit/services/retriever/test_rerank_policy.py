@@ -1,5 +1,8 @@
 """Which reranker a search gets, when it is skipped, and how the response reports it.
 
+A search's own blend weight and skip margin (a canary path's) replace the
+searcher's settings for that search only.
+
 A real grpc.aio server on port 0 with in-memory engines and a deterministic
 fake reranker (it prefers longer passages), so the ordering it imposes is known.
 """
@@ -21,6 +24,7 @@ from services.retriever.catalog import BuildCatalog
 from services.retriever.search import Hit, HybridSearcher, blend, fusion_margin
 from services.retriever.servicer import RetrieverServicer
 from services.retriever.settings import RetrieverSettings
+from services.retriever.shelf import RerankerShelf, Shelved
 from tests.unit.services.retriever.fakes import DIM, FakeEmbedder, MemoryEngines
 
 
@@ -36,6 +40,11 @@ class LengthReranker:
 
 SHARED = LengthReranker("reranker-shared")
 OWN = LengthReranker("reranker-acme-20261201-000000-abcdef12")
+# Offered to paths only, adapted on acme's documents.
+OFFERED = LengthReranker("reranker-acme-20261202-000000-0fe4ed00")
+SHELF = RerankerShelf(
+    offered=[Shelved(OFFERED.model_id, OFFERED, "acme", "offered", 64, "2026-12-02T00:00:00Z")]
+)
 
 
 def chunk(cid: str, text: str, tenant: str) -> pb.Chunk:
@@ -50,16 +59,20 @@ def chunk(cid: str, text: str, tenant: str) -> pb.Chunk:
     )
 
 
-async def serve(tmp_path: Path, *, skip_margin: float | None) -> AsyncIterator[Any]:
+async def serve(
+    tmp_path: Path, *, skip_margin: float | None, rerank_weight: float = 1.0
+) -> AsyncIterator[Any]:
     executor = ThreadPoolExecutor(2)
     catalog = BuildCatalog(tmp_path, embedding_model="fake", dim=DIM, engines=MemoryEngines())
     catalog.ensure_live("b-first")
     embedder = FakeEmbedder()
     searcher = HybridSearcher(
         embedder, executor, reranker=SHARED, tenant_rerankers={"acme": OWN},
-        rerank_depth=5, skip_margin=skip_margin,
+        rerank_depth=5, skip_margin=skip_margin, rerank_weight=rerank_weight,
     )  # fmt: skip
-    servicer = RetrieverServicer(RetrieverSettings(), catalog, searcher, embedder, executor)
+    servicer = RetrieverServicer(
+        RetrieverSettings(), catalog, searcher, embedder, executor, rerankers=SHELF
+    )
     server = grpc.aio.server()
     pb_grpc.add_RetrieverServicer_to_server(servicer, server)
     port = server.add_insecure_port("127.0.0.1:0")
@@ -87,11 +100,17 @@ async def serve(tmp_path: Path, *, skip_margin: float | None) -> AsyncIterator[A
         executor.shutdown(wait=True)
 
 
-def search(tenant: str, rerank: int = pb.RERANK_MODE_UNSPECIFIED) -> pb.SearchRequest:
+def search(
+    tenant: str, rerank: int = pb.RERANK_MODE_UNSPECIFIED, **fields: Any
+) -> pb.SearchRequest:
     return pb.SearchRequest(
         query="hotel limit per night", tenant=tenant, access_groups=["staff"], top_k=3,
-        rerank=rerank,  # type: ignore[arg-type]
+        rerank=rerank, **fields,  # type: ignore[arg-type]
     )  # fmt: skip
+
+
+def ids(response: pb.SearchResponse) -> list[str]:
+    return [h.chunk_id for h in response.hits]
 
 
 def reranks(reranker: str, outcome: str) -> float:
@@ -146,3 +165,63 @@ def test_a_weight_below_one_blends_reranker_and_fused_scores() -> None:
     mixed = blend(fused, rerank, 0.6)
     assert mixed == pytest.approx([0.4, 0.5, 0.6])
     assert blend([0.1, 0.1], [2.0, 2.0], 0.5) == [0.0, 0.0]  # flat heads do not divide by 0
+
+
+async def test_a_searchs_weight_replaces_the_searchers_for_that_search_only(
+    tmp_path: Path,
+) -> None:
+    async for stub in serve(tmp_path, skip_margin=None):  # the searcher's weight: 1.0
+        fused = ids(await stub.Search(search("acme", pb.RERANK_MODE_OFF)))
+        reranked = await stub.Search(search("acme"))
+        assert ids(reranked)[0] == "acme-hotel#b" != fused[0]  # the reranker's order
+        kept = await stub.Search(search("acme", rerank_weight=0.0))
+        assert ids(kept) == fused  # reranked, and fusion alone decides the order
+        assert kept.reranker_model == OWN.model_id and kept.hits[0].scores.reranked
+        again = await stub.Search(search("acme"))  # absent: the searcher's weight again
+        assert ids(again) == ids(reranked)
+
+
+async def test_without_a_weight_of_its_own_a_search_gets_the_searchers(tmp_path: Path) -> None:
+    async for stub in serve(tmp_path, skip_margin=None, rerank_weight=0.0):
+        fused = ids(await stub.Search(search("acme", pb.RERANK_MODE_OFF)))
+        assert ids(await stub.Search(search("acme"))) == fused
+        own_order = await stub.Search(search("acme", rerank_weight=1.0))
+        assert ids(own_order)[0] == "acme-hotel#b" != fused[0]
+
+
+async def test_a_searchs_skip_margin_replaces_the_searchers(tmp_path: Path) -> None:
+    async for stub in serve(tmp_path, skip_margin=None):  # the searcher never skips
+        assert not (await stub.Search(search("acme"))).rerank_skipped
+        calls = OWN.calls
+        skipped = await stub.Search(search("acme", rerank_skip_margin=0.0))
+        assert skipped.rerank_skipped and skipped.reranker_model == OWN.model_id
+        assert not any(h.scores.reranked for h in skipped.hits) and OWN.calls == calls
+        # RERANK_MODE_ON is never skipped, whatever margin comes with it.
+        forced = await stub.Search(search("acme", pb.RERANK_MODE_ON, rerank_skip_margin=0.0))
+        assert not forced.rerank_skipped and forced.hits[0].scores.reranked
+    async for stub in serve(tmp_path / "b", skip_margin=0.0):  # the searcher always skips
+        assert (await stub.Search(search("acme"))).rerank_skipped
+        # No fused lead reaches 1.0 in RRF units: this search reranks.
+        ran = await stub.Search(search("acme", rerank_skip_margin=1.0))
+        assert not ran.rerank_skipped and ran.hits[0].scores.reranked
+
+
+async def test_an_artifact_named_for_another_tenant_brings_no_weight_to_its_searches(
+    tmp_path: Path,
+) -> None:
+    async for stub in serve(tmp_path, skip_margin=None):
+        fused = {
+            t: ids(await stub.Search(search(t, pb.RERANK_MODE_OFF))) for t in ("acme", "globex")
+        }
+        named: dict[str, Any] = {
+            "reranker": OFFERED.model_id, "rerank_weight": 0.0, "rerank_skip_margin": 1.0
+        }  # fmt: skip
+        acme = await stub.Search(search("acme", **named))
+        assert acme.reranker_model == OFFERED.model_id and ids(acme) == fused["acme"]
+        # globex keeps its default (the shared one) and the searcher's weight with it.
+        globex = await stub.Search(search("globex", **named))
+        assert globex.reranker_model == SHARED.model_id
+        assert ids(globex)[0] == "globex-hotel#b" != fused["globex"][0]
+        # Without a named artifact the weight is the search's, whichever reranker serves.
+        blended = await stub.Search(search("globex", rerank_weight=0.0))
+        assert blended.reranker_model == SHARED.model_id and ids(blended) == fused["globex"]

@@ -115,6 +115,43 @@ async def test_search_validates_the_request_and_the_build(r: Retriever) -> None:
     assert await code_of(r.stub.Search(missing)) == grpc.StatusCode.NOT_FOUND
 
 
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"rerank_weight": 1.5}, "rerank_weight must be in [0, 1]"),
+        ({"rerank_weight": -0.1}, "rerank_weight must be in [0, 1]"),
+        ({"rerank_weight": float("nan")}, "rerank_weight must be in [0, 1]"),
+        ({"rerank_weight": float("inf")}, "rerank_weight must be in [0, 1]"),
+        ({"rerank_skip_margin": 1.5}, "rerank_skip_margin must be in [-1, 1]"),
+        ({"rerank_skip_margin": -2.0}, "rerank_skip_margin must be in [-1, 1]"),
+        ({"rerank_skip_margin": float("nan")}, "rerank_skip_margin must be in [-1, 1]"),
+        ({"rerank_skip_margin": float("-inf")}, "rerank_skip_margin must be in [-1, 1]"),
+        ({"rerank_weight": 0.5, "rerank": pb.RERANK_MODE_OFF}, "RERANK_MODE_OFF"),
+        ({"rerank_skip_margin": 0.0, "rerank": pb.RERANK_MODE_OFF}, "RERANK_MODE_OFF"),
+    ],
+)
+async def test_a_search_refuses_a_blend_out_of_range_or_with_the_rerank_off(
+    r: Retriever, fields: dict[str, Any], says: str
+) -> None:
+    await r.stub.Upsert(pb.UpsertRequest(chunks=[chunk("open#1", "hotel limit per night")]))
+    request = pb.SearchRequest(query="hotel", tenant="acme", access_groups=["staff"], **fields)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await r.stub.Search(request)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert says in str(caught.value.details())
+
+
+async def test_a_search_takes_a_blend_at_the_ends_of_its_ranges(r: Retriever) -> None:
+    await r.stub.Upsert(pb.UpsertRequest(chunks=[chunk("open#1", "hotel limit per night")]))
+    for weight, margin in ((0.0, -1.0), (1.0, 1.0)):
+        request = pb.SearchRequest(
+            query="hotel", tenant="acme", access_groups=["staff"], rerank_weight=weight,
+            rerank_skip_margin=margin, rerank=pb.RERANK_MODE_ON,
+        )  # fmt: skip
+        reply = await r.stub.Search(request)
+        assert [h.document_id for h in reply.hits] == ["open"]
+
+
 async def test_a_bulk_upsert_skips_documents_an_incremental_write_touched(r: Retriever) -> None:
     webhook = await r.stub.Upsert(
         pb.UpsertRequest(
