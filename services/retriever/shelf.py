@@ -111,13 +111,16 @@ class RerankerShelf:
                 f"this retriever offers no reranker {named!r} (offered: {offered}); "
                 "RAGWAY_RERANKER_OFFERED_PATHS lists the artifacts a search may name"
             )
-        if item.tenant and item.tenant != tenant:
-            return self.default_for(tenant)
-        return item.reranker
+        return item.reranker if _serves(item, tenant) else self.default_for(tenant)
 
     def serves_named(self, tenant: str, named: str) -> bool:
         """Whether the artifact a search of ``tenant`` names is the one that reranks it:
         false for one adapted on another tenant (that search keeps its default) and for
         one not offered."""
         item = self._by_version.get(named)
-        return item is not None and item.tenant in ("", tenant)
+        return item is not None and _serves(item, tenant)
+
+
+def _serves(item: Shelved, tenant: str) -> bool:
+    """One rule for both: an artifact adapted on a tenant serves only that tenant."""
+    return item.tenant in ("", tenant)
