@@ -646,8 +646,16 @@ def debug(
             keys_file = qa_set.api_keys
         with open_gateway(gateway, qa=qa_set) as (url, stack):
             addr = retriever or stack.config.retriever_addr
+            # A private stack has a service token of its own, which the environment
+            # does not name: without it every Search was refused (UNAUTHENTICATED).
             report = trace(
-                question, gateway_url=url, retriever=addr, key=key, keys_file=keys_file, depth=depth
+                question,
+                gateway_url=url,
+                retriever=addr,
+                key=key,
+                keys_file=keys_file,
+                depth=depth,
+                token=None if retriever is not None else stack.config.service_token,
             )
     except (LaunchError, ValueError, RuntimeError, grpc.RpcError) as exc:
         raise fail(str(exc), 1) from None

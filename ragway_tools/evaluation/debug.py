@@ -70,10 +70,17 @@ def principal_for(key: str, keys_file: Path) -> tuple[str, list[str]]:
 
 
 def retrieve_stages(
-    retriever: str, question: str, tenant: str, groups: list[str], depth: int
+    retriever: str,
+    question: str,
+    tenant: str,
+    groups: list[str],
+    depth: int,
+    token: str | None = None,
 ) -> list[StageList]:
+    """``token``: the retriever's service token; None takes the environment's (operator
+    use against a running stack). A private stack has a token of its own."""
     out = []
-    with service_channel(retriever) as ch:
+    with service_channel(retriever, token) as ch:
         stub = retriever_pb2_grpc.RetrieverStub(ch)
         for stage, (mode, rerank) in STAGES.items():
             reply = stub.Search(
@@ -141,10 +148,17 @@ def citation_verdicts(body: dict[str, Any]) -> list[CitationVerdict]:
 
 
 def debug(
-    question: str, *, gateway_url: str, retriever: str, key: str, keys_file: Path, depth: int = 10
+    question: str,
+    *,
+    gateway_url: str,
+    retriever: str,
+    key: str,
+    keys_file: Path,
+    depth: int = 10,
+    token: str | None = None,
 ) -> DebugReport:
     tenant, groups = principal_for(key, keys_file)
-    stages = retrieve_stages(retriever, question, tenant, groups, depth)
+    stages = retrieve_stages(retriever, question, tenant, groups, depth, token)
     resp = httpx.post(
         f"{gateway_url}/v1/ask",
         json={"question": question},

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ragway_tools.evaluation.answer_run import ask_all
 from ragway_tools.evaluation.debug import debug
 from ragway_tools.evaluation.qa import QAItem, QASet
@@ -33,6 +35,28 @@ def test_debug_traces_every_stage_of_one_question(stack: Stack) -> None:
     assert report.citations and all(c.verdict == "supported" for c in report.citations)
     cited = {c.document_id for c in report.citations}
     assert cited <= {s["document_id"] for s in report.answer["sources"]}
+
+
+def test_debug_uses_the_stacks_own_service_token(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `ragway eval debug --qa ...` starts a private stack whose service token the
+    # operator's environment does not name: the retrieval stages were refused
+    # (UNAUTHENTICATED) until the stack's token was passed through.
+    monkeypatch.delenv("RAGWAY_SERVICE_TOKEN", raising=False)
+    monkeypatch.delenv("RAGWAY_SERVICE_TOKEN_FILE", raising=False)
+    report = debug(
+        "What is the Acme meal allowance per day?",
+        gateway_url=stack.config.gateway_url,
+        retriever=stack.config.retriever_addr,
+        key=KEYS["acme"],
+        keys_file=FIXTURES / "api-keys.yaml",
+        depth=3,
+        token=stack.config.service_token,
+    )
+    for stage in report.stages[:3]:  # bm25, dense, fused: searched, not refused
+        assert stage.hits, stage.stage
+        assert all(h["document_id"].startswith("acme/") for h in stage.hits), stage.stage
 
 
 def test_eval_answers_scores_what_the_api_returns(stack: Stack) -> None:
