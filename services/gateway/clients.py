@@ -217,6 +217,8 @@ class Retrieved:
 
     build_id: str
     reranker_model: str | None  # the artifact in force, None when none reranked
+    # Whether that artifact was skipped (fusion was confident); None when none was in force.
+    rerank_skipped: bool | None
     hits: Sequence[retriever_pb2.SearchHit]
     degraded: list[Degradation]
     timings_ms: dict[str, float]  # the retriever's stages, as "retriever.<stage>"
@@ -226,6 +228,7 @@ def retrieved(response: retriever_pb2.SearchResponse) -> Retrieved:
     return Retrieved(
         build_id=response.build_id,
         reranker_model=response.reranker_model or None,
+        rerank_skipped=response.rerank_skipped if response.reranker_model else None,
         hits=response.hits,
         degraded=[Degradation(stage=d.stage, reason=d.reason) for d in response.degraded],
         timings_ms={f"retriever.{t.stage}": round(t.ms, 3) for t in response.timings},

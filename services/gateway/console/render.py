@@ -77,6 +77,7 @@ def debug_html(run: dict[str, Any]) -> str:
         ["path", f"{run.get('path')} v{run.get('path_version')}"],
         ["index build", str(run.get("build_id"))],
         ["reranker", str(run.get("reranker_model"))],
+        ["rerank skipped", str(run.get("rerank_skipped"))],
         ["model", str(run.get("model"))],
         ["prompt version", str(run.get("prompt_version"))],
         ["access groups", ", ".join(run.get("access_groups", []))],

@@ -262,6 +262,7 @@ class RunExecutor:
         record.timings_ms.update(found.timings_ms)
         record.build_id = found.build_id
         record.reranker_model = found.reranker_model
+        record.rerank_skipped = found.rerank_skipped
         record.degraded.extend(found.degraded)
         packed = pack(found.hits, s.context_token_budget, record.top_k)
         record.sources = clients.sources(packed)

@@ -168,6 +168,12 @@ class RunRecord(BaseModel):
         description="The reranker artifact in force for the search (the tenant's own or the "
         "shared one); unset when none was.",
     )
+    rerank_skipped: bool | None = Field(
+        default=None,
+        description="True when the reranker in force was skipped because fusion was "
+        "confident (the skip margin: the path's, else the retriever's), so the sources keep "
+        "the fused order; false when it reranked; unset when none was in force.",
+    )
     model: str | None = None
     prompt_version: str | None = None
     access_groups: list[str] = Field(default_factory=list)

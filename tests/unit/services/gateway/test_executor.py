@@ -131,6 +131,21 @@ def test_a_paths_reranker_blend_goes_out_with_its_search_and_unset_stays_absent(
     assert not unset.HasField("rerank_weight") and not unset.HasField("rerank_skip_margin")
 
 
+def test_the_record_says_which_reranker_served_and_whether_fusion_made_it_skip() -> None:
+    # An SRE comparing a candidate reranker's path with the baseline needs to see how
+    # often its skip margin kept the fused order: the record said only which artifact.
+    seen = []
+    for model, skipped in (("reranker-lumen-1", True), ("reranker-lumen-1", False), ("", False)):
+        store = FakeStore()
+        run = queued_run(store)
+        reply = search_reply()
+        reply.reranker_model, reply.rerank_skipped = model, skipped
+        execute(store, FakeBackends(reply=reply), run.id)
+        record = store.records[run.id]
+        seen.append((record.reranker_model, record.rerank_skipped))
+    assert seen == [("reranker-lumen-1", True), ("reranker-lumen-1", False), (None, None)]
+
+
 def test_a_citation_of_a_passage_not_in_the_context_is_dropped() -> None:
     store = FakeStore()
     run = queued_run(store)
