@@ -203,7 +203,7 @@ class HybridSearcher:
         executor: Executor,
         *,
         reranker: Reranker | None = None,
-        tenant_rerankers: Mapping[str, Reranker] | None = None,
+        default_for: Callable[[str], Reranker | None] | None = None,
         rerank_depth: int = 20,
         rrf_k: int = 60,
         skip_margin: float | None = None,
@@ -211,9 +211,12 @@ class HybridSearcher:
     ) -> None:
         self._embedder = embedder
         self._executor = executor
-        self._reranker = reranker
-        # A tenant's own adapted reranker wins over the shared one.
-        self._tenant_rerankers = dict(tenant_rerankers or {})
+        # Which reranker a search of a tenant gets when it names none: the server
+        # passes its shelf's rule (the tenant's own adapted one, else the shared one),
+        # so that rule lives in one place; ``reranker`` alone serves every tenant.
+        if default_for is not None and reranker is not None:
+            raise ValueError("give reranker or default_for, not both")
+        self._default_for = default_for or (lambda _tenant: reranker)
         # Fused top-1 ahead of top-2 by at least this much: rerank skipped (None: never).
         self._skip_margin = skip_margin
         # 1.0: the reranker's order; below, its scores blended with the fused ones.
@@ -446,7 +449,7 @@ class HybridSearcher:
         outcome: SearchOutcome,
         tenant: str,
     ) -> list[Hit]:
-        reranker = options.reranker or self._tenant_rerankers.get(tenant, self._reranker)
+        reranker = options.reranker or self._default_for(tenant)
         wanted = options.rerank if options.rerank is not None else reranker is not None
         if not wanted or not hits:
             return hits

@@ -113,8 +113,7 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
     searcher = HybridSearcher(
         embedder,
         executor,
-        reranker=shelf.shared,
-        tenant_rerankers=shelf.tenant_defaults,
+        default_for=shelf.default_for,
         rerank_depth=settings.rerank_depth,
         rrf_k=settings.rrf_k,
         skip_margin=settings.rerank_skip_margin,

@@ -76,10 +76,6 @@ class RerankerShelf:
     def shared(self) -> Reranker | None:
         return self._shared.reranker if self._shared else None
 
-    @property
-    def tenant_defaults(self) -> dict[str, Reranker]:
-        return {t: s.reranker for t, s in self._tenants.items()}
-
     def listed(self) -> list[Shelved]:
         return list(self._by_version.values())
 

@@ -42,8 +42,11 @@ SHARED = LengthReranker("reranker-shared")
 OWN = LengthReranker("reranker-acme-20261201-000000-abcdef12")
 # Offered to paths only, adapted on acme's documents.
 OFFERED = LengthReranker("reranker-acme-20261202-000000-0fe4ed00")
+# One shelf decides for the servicer and the searcher (the server wires them so).
 SHELF = RerankerShelf(
-    offered=[Shelved(OFFERED.model_id, OFFERED, "acme", "offered", 64, "2026-12-02T00:00:00Z")]
+    shared=Shelved(SHARED.model_id, SHARED, "", "shared", 64, "2026-11-30T00:00:00Z"),
+    tenants={"acme": Shelved(OWN.model_id, OWN, "acme", "tenant", 64, "2026-12-01T00:00:00Z")},
+    offered=[Shelved(OFFERED.model_id, OFFERED, "acme", "offered", 64, "2026-12-02T00:00:00Z")],
 )
 
 
@@ -67,7 +70,7 @@ async def serve(
     catalog.ensure_live("b-first")
     embedder = FakeEmbedder()
     searcher = HybridSearcher(
-        embedder, executor, reranker=SHARED, tenant_rerankers={"acme": OWN},
+        embedder, executor, default_for=SHELF.default_for,
         rerank_depth=5, skip_margin=skip_margin, rerank_weight=rerank_weight,
     )  # fmt: skip
     servicer = RetrieverServicer(
@@ -225,3 +228,10 @@ async def test_an_artifact_named_for_another_tenant_brings_no_weight_to_its_sear
         # Without a named artifact the weight is the search's, whichever reranker serves.
         blended = await stub.Search(search("globex", rerank_weight=0.0))
         assert blended.reranker_model == SHARED.model_id and ids(blended) == fused["globex"]
+
+
+def test_a_searcher_takes_one_rule_for_the_default_reranker_not_two() -> None:
+    # The shelf's rule (a tenant's own, else the shared one) and a fixed reranker
+    # beside it could disagree about a tenant: the searcher refuses both.
+    with ThreadPoolExecutor(1) as executor, pytest.raises(ValueError, match="not both"):
+        HybridSearcher(FakeEmbedder(), executor, reranker=SHARED, default_for=SHELF.default_for)
