@@ -215,6 +215,8 @@ def units(text: str) -> list[Unit]:
             footnote = _FOOTNOTE.match(joined) if kind == "paragraph" else None
             if footnote:
                 notes.setdefault(footnote.group(1).lstrip("\\"), footnote.group(2))
+                # Quoted on its own, the mark points at a table the answer does not show.
+                joined = footnote.group(2)
             sentences = split_sentences(joined)
             asked = _sentence_units(sentences, asked, out)
             lead_in = sentences[-1] if sentences else ""
@@ -403,13 +405,16 @@ def _blocks(text: str) -> list[tuple[str, list[str]]]:
             and current[0] == "paragraph"
             and (
                 after_break
+                or _NOTE_LINE.match(stripped)
                 or (_LABEL.match(stripped) and _ends_line(current[1][-1]))
                 or (_DASHED.match(stripped) and _DASHED.match(current[1][-1].strip()))
             )
         ):
             # "**Idle fee:** $0.40 a minute" under "**Max sessions:** 20", a line
-            # after a hard break, or "Max files per folder — 10,000" under "Max folder
-            # depth — 20 levels" is a line of its own, not one run-on sentence.
+            # after a hard break, a footnote under the one before ("² The Home M also
+            # runs on…" under "¹ Standard installation…"), or "Max files per folder —
+            # 10,000" under "Max folder depth — 20 levels" is a line of its own, not one
+            # run-on sentence.
             close()
         if current is None or current[0] != kind:
             close()
@@ -417,6 +422,11 @@ def _blocks(text: str) -> list[tuple[str, list[str]]]:
         current[1].append(line)
     close()
     return blocks
+
+
+# A line that starts a footnote: its mark, then a space ("² The Home M…", "\\* Only
+# on Premium."). An unescaped "* " is a list item and "**Bold**" is emphasis.
+_NOTE_LINE = re.compile(r"^(?:\\\*|[†‡§¶¹²³⁴⁵⁶⁷⁸⁹])\s+\S")
 
 
 # A "name — value" line: a short capitalised name (a few words, no punctuation), one

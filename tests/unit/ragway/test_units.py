@@ -231,6 +231,35 @@ def test_a_row_reads_the_footnote_its_cell_points_to() -> None:
     assert rows["Standard"].note == ""
 
 
+def test_footnotes_on_consecutive_lines_are_notes_of_their_own() -> None:
+    # Notes under a table are often written one per line, each wrapped; read as one
+    # paragraph, "² The Home M also runs…" was glued to the end of note ¹ (no capital
+    # after "order." to split at) and only the first note reached its rows.
+    page = (
+        "| Model | Supply | Price¹ |\n"
+        "|---|---|---|\n"
+        "| Home S | Single-phase | £849 |\n"
+        "| Home M | Three-phase² | £999 |\n\n"
+        "¹ Standard installation in the United Kingdom. Prices in other countries are\n"
+        "shown in the app when you order.\n"
+        "² The Home M also runs on a single-phase supply, limited to 7.4 kW.\n"
+        "\\* Only with the Wi-Fi model.\n"
+        "**Bold lead-in** and the text that follows it.\n"
+    )
+    found = units(page)
+    sentences = [u.text for u in found if u.kind == "sentence"]
+    # Each note is a unit of its own, quoted without the mark of a table not shown.
+    assert "The Home M also runs on a single-phase supply, limited to 7.4 kW." in sentences
+    assert "Only with the Wi-Fi model." in sentences
+    assert not any("order. ²" in s for s in sentences)
+    rows = {u.key: u for u in found if u.kind == "row"}
+    note = "The Home M also runs on a single-phase supply, limited to 7.4 kW."
+    assert rows["Home M"].note == note
+    assert rows["Home S"].note == ""  # its cells carry no mark (the header's ¹ is no cell's)
+    # Emphasis at a line's start is no footnote: it stays with the line before.
+    assert any(s.endswith("Bold lead-in and the text that follows it.") for s in sentences)
+
+
 def test_an_faq_written_with_q_and_a_labels_answers_without_them() -> None:
     faq = (
         "Q: What happens if a parcel is lost?\n"
