@@ -337,6 +337,31 @@ def test_the_hub_hands_a_stream_what_is_there_at_once_as_one_batch(fan: Stack) -
     assert asyncio.run(hub_ids(redis_url, finished, "0-0")) == finished_ids
 
 
+def followers(stack: Stack) -> float:
+    text = httpx.get(f"{stack.config.gateway_url}/metrics", timeout=10).text
+    for line in text.splitlines():
+        if line.startswith("ragway_stream_followers "):
+            return float(line.split()[1])
+    raise AssertionError("ragway_stream_followers is not exposed")
+
+
+def test_a_client_that_goes_away_ends_its_stream_within_a_tick(fan: Stack) -> None:
+    """The response flags the disconnect; the hub's ticker ends the follower with it."""
+    run_id = idle_run(fan.config.redis_url)
+    before = followers(fan)
+    with (
+        httpx.Client(base_url=fan.config.gateway_url, timeout=30) as api,
+        api.stream("GET", f"/v1/runs/{run_id}/events", headers=auth("demo")) as resp,
+    ):
+        lines = resp.iter_lines()
+        assert next(lines).startswith("id: ")
+        assert followers(fan) == before + 1
+    gone = time.monotonic()
+    while followers(fan) != before:
+        assert time.monotonic() - gone < 5, "the stream outlived its client"
+        time.sleep(0.05)
+
+
 def test_the_hub_hands_a_heartbeat_only_after_heartbeat_s_without_events(fan: Stack) -> None:
     redis_url = fan.config.redis_url
     run_id = idle_run(redis_url)
