@@ -401,7 +401,8 @@ def test_the_hub_hands_a_heartbeat_only_after_heartbeat_s_without_events(fan: St
     # Every delta before the heartbeat (the events kept the stream from going quiet)...
     assert sum(len(types) for types in kinds[:beat]) == 6, got
     assert all(set(types) == {"answer.delta"} for types in kinds[:beat]), got
-    # ...which came a heartbeat_s after the last of them (to within a tick, and slack).
+    # ...which came a heartbeat_s after the last of them, not before (the upper bound is
+    # a tick plus generous slack for a loaded machine: it only says "about then").
     quiet = got[beat][0] - got[beat - 1][0]
-    assert 1.0 <= quiet <= 1.0 + 0.25 + 0.5, got
+    assert 1.0 <= quiet <= 3.0, got
     assert kinds[-1] == ["run.completed"]
