@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -334,3 +335,74 @@ def test_the_hub_hands_a_stream_what_is_there_at_once_as_one_batch(fan: Stack) -
     assert live_batches == [live_ids[:1], live_ids[1:]]
     # follow() is the same events one by one.
     assert asyncio.run(hub_ids(redis_url, finished, "0-0")) == finished_ids
+
+
+def followers(stack: Stack) -> float:
+    text = httpx.get(f"{stack.config.gateway_url}/metrics", timeout=10).text
+    for line in text.splitlines():
+        if line.startswith("ragway_stream_followers "):
+            return float(line.split()[1])
+    raise AssertionError("ragway_stream_followers is not exposed")
+
+
+def test_a_client_that_goes_away_ends_its_stream_within_a_tick(fan: Stack) -> None:
+    """The response flags the disconnect; the hub's ticker ends the follower with it."""
+    run_id = idle_run(fan.config.redis_url)
+    before = followers(fan)
+    with (
+        httpx.Client(base_url=fan.config.gateway_url, timeout=30) as api,
+        api.stream("GET", f"/v1/runs/{run_id}/events", headers=auth("demo")) as resp,
+    ):
+        lines = resp.iter_lines()
+        assert next(lines).startswith("id: ")
+        assert followers(fan) == before + 1
+    gone = time.monotonic()
+    while followers(fan) != before:
+        assert time.monotonic() - gone < 5, "the stream outlived its client"
+        time.sleep(0.05)
+
+
+def test_the_hub_hands_a_heartbeat_only_after_heartbeat_s_without_events(fan: Stack) -> None:
+    redis_url = fan.config.redis_url
+    run_id = idle_run(redis_url)
+
+    async def main() -> list[tuple[float, list[str]]]:
+        reader, client = aioredis.Redis.from_url(redis_url), aioredis.Redis.from_url(redis_url)
+        hub = EventHub(reader, client, buffer_events=64, recent_events=1000)
+        hub.start()
+        got: list[tuple[float, list[str]]] = []
+        try:
+            following = hub.follow_batches(run_id, "0-0", heartbeat_s=1.0)
+            await anext(following)  # run.accepted
+            start = time.monotonic()
+
+            async def write() -> None:  # an event every 0.25 s: never 1 s of quiet
+                for event in deltas(6):
+                    await asyncio.sleep(0.25)
+                    append(redis_url, run_id, [event])
+
+            writer = asyncio.create_task(write())
+            async for batch in following:
+                got.append((time.monotonic() - start, [e.type for e in batch]))
+                if not batch:
+                    break  # the first heartbeat, once the events stopped
+            await writer
+            append(redis_url, run_id, [RunCompleted(timings_ms={"total": 1.0})])
+            got += [(time.monotonic() - start, [e.type for e in b]) async for b in following]
+            return got
+        finally:
+            await hub.close()
+            await reader.aclose()
+            await client.aclose()
+
+    got = asyncio.run(main())
+    kinds = [types for _, types in got]
+    beat = kinds.index([])
+    # Every delta before the heartbeat (the events kept the stream from going quiet)...
+    assert sum(len(types) for types in kinds[:beat]) == 6, got
+    assert all(set(types) == {"answer.delta"} for types in kinds[:beat]), got
+    # ...which came a heartbeat_s after the last of them, not before (the upper bound is
+    # a tick plus generous slack for a loaded machine: it only says "about then").
+    quiet = got[beat][0] - got[beat - 1][0]
+    assert 1.0 <= quiet <= 3.0, got
+    assert kinds[-1] == ["run.completed"]

@@ -28,6 +28,10 @@ RunWaitTimedOut after ``timeout_s``:
   first follower waits no longer than one round trip for its first event.
 - Redis errors in the reader are logged and retried; followers keep waiting (their
   streams keep their heartbeats) and continue where the hub's cursors were.
+
+Heartbeats come from the hub too: a follower that asked for them (``heartbeat_s``) and
+was handed nothing for that long gets an empty batch from the ticker that already looks
+at every follower, so 2,000 streams need no ping task of their own.
 """
 
 from __future__ import annotations
@@ -72,6 +76,10 @@ class _End(enum.Enum):
     CLOSED = "closed"  # the hub closed (the process stops)
 
 
+class _Beat(enum.Enum):
+    HEARTBEAT = "heartbeat"  # handed to a follower that was handed nothing for heartbeat_s
+
+
 def _order(event_id: str) -> tuple[int, int]:
     ms, _, seq = event_id.partition("-")
     return int(ms), int(seq or 0)
@@ -82,9 +90,13 @@ class _Follower:
     capacity: int
     stop: Callable[[], bool]
     deadline: float | None
-    items: deque[Event | _End] = field(default_factory=deque)
+    heartbeat_s: float | None = None
+    items: deque[Event | _End | _Beat] = field(default_factory=deque)
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     ended: bool = False
+    # When the follower was last handed something (the ticker's clock): its heartbeat is due
+    # heartbeat_s after that.
+    handed_at: float = field(default_factory=time.monotonic)
 
     def offer(self, event: Event) -> bool:
         """Queue one event; False when the queue is full (the follower is then dropped)."""
@@ -103,13 +115,23 @@ class _Follower:
         self.items.append(why)
         self.ready.set()
 
-    async def drain(self) -> list[Event | _End]:
+    def beat(self, now: float) -> None:
+        """A heartbeat, when one is due: nothing queued and nothing handed for a while."""
+        if self.heartbeat_s is None or self.items or now - self.handed_at < self.heartbeat_s:
+            return
+        self.items.append(_Beat.HEARTBEAT)
+        self.ready.set()
+        self.handed_at = now
+
+    async def drain(self) -> list[Event | _End | _Beat]:
         """Everything queued, once something is: a burst goes to its stream in one write."""
         while not self.items:
             self.ready.clear()
             await self.ready.wait()
         items = list(self.items)
         self.items.clear()
+        if self.heartbeat_s is not None:
+            self.handed_at = time.monotonic()
         return items
 
 
@@ -218,14 +240,20 @@ class EventHub:
         *,
         stop: Callable[[], bool] = lambda: False,
         timeout_s: float | None = None,
+        heartbeat_s: float | None = None,
     ) -> AsyncGenerator[list[Event], None]:
         """``follow``'s events, in lists of those that are there at once: the backlog of
         a stream that joins late, then each burst the hub handed over while the stream
-        was writing. A stream sends each list in one write, not one write per event."""
+        was writing. A stream sends each list in one write, not one write per event.
+
+        With ``heartbeat_s``, an empty list is a heartbeat: the stream was handed nothing
+        (no event, no heartbeat) for ``heartbeat_s``, to within the hub's tick (TICK_S),
+        and sends its heartbeat comment. Without it (``follow``, /v1/ask) no list is empty.
+        """
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         if stop():
             return
-        follower = _Follower(self._buffer, stop, deadline)
+        follower = _Follower(self._buffer, stop, deadline, heartbeat_s)
         watch, backlog = self._subscribe(run_id, cursor, follower)
         try:
             if backlog is None:  # older than what the hub kept: one read of the gap
@@ -239,8 +267,11 @@ class EventHub:
             seen = _order(cursor)
             while True:
                 items = await follower.drain()
-                batch, end = [], None
+                batch, end, beat = [], None, False
                 for item in items:
+                    if item is _Beat.HEARTBEAT:
+                        beat = True
+                        continue
                     if isinstance(item, _End):
                         end = item
                         break
@@ -256,6 +287,8 @@ class EventHub:
                     cursor = batch[-1].id
                     if batch[-1].type in TERMINAL_EVENTS:
                         return
+                elif beat and end is None:
+                    yield []  # events would have kept the connection alive as well
                 if end is _End.TIMED_OUT:
                     assert timeout_s is not None
                     raise RunWaitTimedOut(run_id, timeout_s)
@@ -421,7 +454,8 @@ class EventHub:
                 follower.end(_End.FINISHED)
 
     async def _tick_loop(self) -> None:
-        """Look at every follower's stop() and deadline, whatever Redis is doing."""
+        """Look at every follower's stop() and deadline, whatever Redis is doing, and hand
+        a heartbeat to those that asked for one and were handed nothing for that long."""
         while True:
             await asyncio.sleep(TICK_S)
             now = time.monotonic()
@@ -432,6 +466,8 @@ class EventHub:
                     follower.end(_End.STOPPED)
                 elif follower.deadline is not None and now >= follower.deadline:
                     follower.end(_End.TIMED_OUT)
+                else:
+                    follower.beat(now)
 
 
 def _upto_terminal(events: list[Event]) -> list[Event]:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Annotated, Any
 
-import anyio
 from fastapi import APIRouter, Header, Query, Response
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import ServerSentEvent
 
 from services.gateway import metrics
 from services.gateway.api.deps import (
@@ -32,8 +32,9 @@ from services.gateway.api.schemas import (
     RunAccepted,
     RunRequest,
 )
+from services.gateway.api.sse import EventStreamResponse, exiting
 from services.gateway.runs.events import StreamClosing
-from services.gateway.runs.fanout import READ_BLOCK_MS, EventHub
+from services.gateway.runs.fanout import EventHub
 from services.gateway.runs.feedback import give_feedback
 from services.gateway.runs.models import EVENT_ID_PATTERN, RunRecord, is_event_id
 from services.gateway.runs.store import Event
@@ -198,7 +199,7 @@ async def stream_events(
         str | None,
         Query(description="Replay events after this id", json_schema_extra=CURSOR_SCHEMA),
     ] = None,
-) -> EventSourceResponse:
+) -> EventStreamResponse:
     """Every event has an `id`. Reconnect with `Last-Event-ID` (or `?after=`) to get exactly
     the events after it. The stream ends after `run.completed` or `run.failed`.
     Heartbeats are SSE comments. `Last-Event-ID` wins over `?after=` (browsers keep the URL
@@ -249,15 +250,11 @@ async def stream_events(
         raise ApiError(
             429, "too_many_streams", str(exc), {"Retry-After": str(STREAM_RETRY_AFTER_S)}
         ) from None
-    shutdown = anyio.Event()
-    return EventSourceResponse(
-        _events(hub, run_id, cursor or "0-0", shutdown, streams, slot),
-        ping=settings.heartbeat_s,
-        ping_message_factory=lambda: ServerSentEvent(comment="heartbeat"),
+    disconnected = asyncio.Event()
+    return EventStreamResponse(
+        _events(hub, run_id, cursor or "0-0", disconnected, settings.heartbeat_s, streams, slot),
+        disconnected=disconnected,
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-        shutdown_event=shutdown,
-        # Longer than one read below, so the stream can say goodbye before it is cut.
-        shutdown_grace_period=2 * READ_BLOCK_MS / 1000,
     )
 
 
@@ -265,16 +262,21 @@ async def _events(
     hub: EventHub,
     run_id: str,
     cursor: str,
-    shutdown: anyio.Event,
+    disconnected: asyncio.Event,
+    heartbeat_s: float,
     streams: StreamSlots,
     slot: Slot | None,
-) -> AsyncIterator[ServerSentEvent | bytes]:
+) -> AsyncGenerator[bytes, None]:
     # The stream's place among the caller's open streams: renewed while it runs,
     # given back when it ends however it ends.
     holder = asyncio.create_task(streams.hold(slot)) if slot is not None else None
     try:
-        async for sse in _follow(hub, run_id, cursor, shutdown):
-            yield sse
+        # Closed here, not left to the garbage collector: the hub lets go of the stream
+        # as soon as the response closes this generator (a client gone, an error).
+        following = _follow(hub, run_id, cursor, disconnected, heartbeat_s)
+        async with contextlib.aclosing(following):
+            async for chunk in following:
+                yield chunk
     finally:
         if holder is not None:
             holder.cancel()
@@ -291,24 +293,35 @@ def sse_bytes(event: Event) -> bytes:
     return ServerSentEvent(data=event.data, event=event.type, id=event.id).encode()
 
 
-async def _follow(
-    hub: EventHub, run_id: str, cursor: str, shutdown: anyio.Event
-) -> AsyncIterator[ServerSentEvent | bytes]:
-    stopped = False
+HEARTBEAT = ServerSentEvent(comment="heartbeat").encode()
 
-    def stop() -> bool:  # asked before every read: True ends the stream here
-        nonlocal stopped
-        stopped = shutdown.is_set()
-        return stopped
+
+async def _follow(
+    hub: EventHub, run_id: str, cursor: str, disconnected: asyncio.Event, heartbeat_s: float
+) -> AsyncGenerator[bytes, None]:
+    closing = False
+
+    def stop() -> bool:  # asked by the hub's ticker: True ends the stream here
+        nonlocal closing
+        if disconnected.is_set():  # nobody to say goodbye to
+            return True
+        closing = exiting()
+        return closing
 
     # The events that are there at once go out in one chunk: every chunk costs a send
     # through the middleware and a socket write, and a stream that joins a run late
-    # (2,000 streams opening on one run) has its whole backlog there at once.
-    async for batch in hub.follow_batches(run_id, cursor, stop=stop):
-        yield b"".join(map(sse_bytes, batch))  # one event: join hands back its bytes
-        cursor = batch[-1].id
-    if stopped:
+    # (2,000 streams opening on one run) has its whole backlog there at once. An empty
+    # batch is the hub's heartbeat: the stream was quiet for heartbeat_s.
+    batches = hub.follow_batches(run_id, cursor, stop=stop, heartbeat_s=heartbeat_s)
+    async with contextlib.aclosing(batches):
+        async for batch in batches:
+            if not batch:
+                yield HEARTBEAT
+                continue
+            yield b"".join(map(sse_bytes, batch))  # one event: join hands back its bytes
+            cursor = batch[-1].id
+    if closing:
         # This replica is stopping: tell the client to resume elsewhere. No id,
         # so its Last-Event-ID stays the last real event; retry: sets the delay.
-        closing = StreamClosing(reason="server shutting down", last_event_id=cursor)
-        yield ServerSentEvent(data=closing.data(), event=closing.TYPE.value, retry=1000)
+        event = StreamClosing(reason="server shutting down", last_event_id=cursor)
+        yield ServerSentEvent(data=event.data(), event=event.TYPE.value, retry=1000).encode()
