@@ -145,6 +145,7 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
             if executor_task is not None:
                 await executor_task  # finishes the runs it holds
             await hub.close()  # after the executor: its last events still reach streams
+            await app.state.streams.close()
             await paths.close()
             await clients.close()
             await hub.reader.aclose()

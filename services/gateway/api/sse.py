@@ -9,9 +9,9 @@ shutdown's ``stream.closing`` come from the chunk iterator itself (the event hub
 ticker hands a quiet stream its heartbeat and polls ``exiting()``), not from tasks of
 the response's own.
 
-The contract with the iterator: it is closed (``aclose``) however the response ends,
-and it is expected to end on its own soon after ``disconnected`` is set; the response
-sends nothing more once the client is gone.
+The contract with the iterator: it is closed (``aclose``) however the response ends;
+when the client goes away while it waits, the wait is cancelled (its ``finally`` blocks
+run at once), and the response sends nothing more.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ class EventStreamResponse(Response):
         given["X-Accel-Buffering"] = "no"
         self.init_headers(given)
         self.watcher: asyncio.Task[None] | None = None
+        self._streaming = False  # chunks are being sent: a disconnect may cancel that
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
@@ -96,16 +97,34 @@ class EventStreamResponse(Response):
             await self.background()
 
     async def _stream(self, receive: Receive, send: Send) -> None:
-        self.watcher = asyncio.create_task(self._watch(receive), name="sse-disconnect")
-        async for chunk in self.chunks:
-            if self.disconnected.is_set():
-                return
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        task = asyncio.current_task()
+        self.watcher = asyncio.create_task(self._watch(receive, task), name="sse-disconnect")
+        self._streaming = True
+        try:
+            async for chunk in self.chunks:
+                if self.disconnected.is_set():
+                    return
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except asyncio.CancelledError:
+            if not self.disconnected.is_set() or task is None:
+                raise  # not ours: the server is cancelling the request
+            # The watcher's: the client went away while the stream waited. The iterator
+            # saw the cancellation at its await and has ended (its finally blocks ran).
+            task.uncancel()
+            return
+        finally:
+            self._streaming = False
         if not self.disconnected.is_set():
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _watch(self, receive: Receive) -> None:
-        """The one task of a stream: waits for the client to go away."""
+    async def _watch(self, receive: Receive, stream: asyncio.Task[object] | None) -> None:
+        """The one task of a stream: waits for the client to go away, then ends the
+        stream at once, wherever it waits (its place among the caller's streams is given
+        back now, not at the hub's next tick: a client that closes one stream and opens
+        another at its limit gets the place)."""
         while (await receive())["type"] != "http.disconnect":
             pass  # a request body (an event stream's GET has none): nothing to do
         self.disconnected.set()
+        # Only while the chunks are being sent: never into the response's own cleanup.
+        if self._streaming and stream is not None:
+            stream.cancel()

@@ -267,9 +267,10 @@ async def _events(
     streams: StreamSlots,
     slot: Slot | None,
 ) -> AsyncGenerator[bytes, None]:
-    # The stream's place among the caller's open streams: renewed while it runs,
-    # given back when it ends however it ends.
-    holder = asyncio.create_task(streams.hold(slot)) if slot is not None else None
+    # The stream's place among the caller's open streams: renewed while it runs (by the
+    # process's one renewer), given back when it ends however it ends.
+    if slot is not None:
+        streams.hold(slot)
     try:
         # Closed here, not left to the garbage collector: the hub lets go of the stream
         # as soon as the response closes this generator (a client gone, an error).
@@ -278,8 +279,8 @@ async def _events(
             async for chunk in following:
                 yield chunk
     finally:
-        if holder is not None:
-            holder.cancel()
+        if slot is not None:
+            streams.let_go(slot)
 
 
 # Events are encoded once for all the streams that follow a run (the hub hands each of

@@ -62,6 +62,18 @@ async def until_gone(seen: Seen, gone: asyncio.Event) -> AsyncGenerator[bytes, N
         seen.closed.set()
 
 
+async def waits_forever(seen: Seen) -> AsyncGenerator[bytes, None]:
+    """One chunk, then a wait that nothing ends (a stream between two events)."""
+    seen.started = True
+    try:
+        yield CHUNKS[0]
+        seen.first_sent.set()
+        await asyncio.Event().wait()
+        yield b"never sent\r\n\r\n"
+    finally:
+        seen.closed.set()
+
+
 class App:
     def __init__(self) -> None:
         self.seen: list[Seen] = []
@@ -80,11 +92,18 @@ class App:
         seen.response = EventStreamResponse(until_gone(seen, gone), disconnected=gone)
         return seen.response
 
+    async def waits_forever(self, request: Request) -> EventStreamResponse:
+        seen = Seen()
+        self.seen.append(seen)
+        seen.response = EventStreamResponse(waits_forever(seen))
+        return seen.response
+
     def starlette(self) -> Starlette:
         return Starlette(
             routes=[
                 Route("/finite", self.finite, methods=["GET", "HEAD"]),
                 Route("/until-gone", self.until_gone),
+                Route("/waits-forever", self.waits_forever),
             ]
         )
 
@@ -211,4 +230,26 @@ def test_a_client_that_goes_away_closes_the_iterator_and_cancels_the_watcher(
     assert wait_for(response.disconnected.is_set)
     assert wait_for(seen.closed.is_set)  # the iterator's finally ran: it was closed
     watcher = response.watcher
+    assert watcher is not None and wait_for(watcher.done)
+
+
+def test_a_client_that_goes_away_ends_a_waiting_stream_at_once(
+    served: tuple[App, str],
+) -> None:
+    # The iterator's wait is cancelled when the client goes away, so what its finally
+    # gives back (the stream's place among the caller's streams) is given back now,
+    # not when something else ends the wait: a client that closed a stream at its limit
+    # and opened another got 429.
+    app, url = served
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"GET /waits-forever HTTP/1.1\r\nHost: test\r\n\r\n")
+        head = b""
+        while CHUNKS[0] not in head:
+            head += sock.recv(4096)
+    seen = app.seen[-1]
+    assert seen.response is not None
+    assert wait_for(seen.closed.is_set)
+    assert seen.response.disconnected.is_set()
+    watcher = seen.response.watcher
     assert watcher is not None and wait_for(watcher.done)
