@@ -40,9 +40,24 @@ def vocabulary(texts: Iterable[str]) -> dict[str, int]:
     """The lower-case words of the texts, with how often each occurs."""
     counts: dict[str, int] = {}
     for text in texts:
-        for word in _TOKEN.findall(text.lower()):
-            if _ALPHA.match(word):
-                counts[word] = counts.get(word, 0) + 1
+        for word, n in _text_vocabulary(text).items():
+            counts[word] = counts.get(word, 0) + n
+    return counts
+
+
+# A search repairs a misspelt question from the words of its top candidates, and the
+# same passages are candidates search after search: each passage's words and word pairs
+# are read once (bounded), and a search merges them. Reading them again for every
+# search was a third of the retriever's CPU under load (docs/performance.md).
+_TEXTS_KEPT = 1024
+
+
+@functools.lru_cache(maxsize=_TEXTS_KEPT)
+def _text_vocabulary(text: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for word in _TOKEN.findall(text.lower()):
+        if _ALPHA.match(word):
+            counts[word] = counts.get(word, 0) + 1
     return counts
 
 
@@ -64,12 +79,20 @@ def compounds(texts: Iterable[str]) -> dict[str, str]:
     """
     out: dict[str, str] = {}
     for text in texts:
-        found = [w for token in _TOKEN.findall(text.lower()) for w in token.split("-")]
-        for first, second in itertools.pairwise(found):
-            if min(len(first), len(second)) < 3 or not _ALPHA.match(first + second):
-                continue
-            for joined in (first + second, first + stem(second)):
-                out.setdefault(joined, f"{first} {second}")
+        for joined, pair in _text_compounds(text).items():
+            out.setdefault(joined, pair)  # the first text that has it, as before
+    return out
+
+
+@functools.lru_cache(maxsize=_TEXTS_KEPT)
+def _text_compounds(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    found = [w for token in _TOKEN.findall(text.lower()) for w in token.split("-")]
+    for first, second in itertools.pairwise(found):
+        if min(len(first), len(second)) < 3 or not _ALPHA.match(first + second):
+            continue
+        for joined in (first + second, first + stem(second)):
+            out.setdefault(joined, f"{first} {second}")
     return out
 
 

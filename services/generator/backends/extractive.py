@@ -879,14 +879,19 @@ _FILLER = frozenset(stem(w) for w in (
 
 def question_terms(text: str) -> set[str]:
     """A question's content terms, without the words of its asking."""
-    return content_terms(_ASKING.sub(" ", text)) - _FILLER
+    return set(content_terms(_ASKING.sub(" ", text)) - _FILLER)
 
 
-def content_terms(text: str) -> set[str]:
+# Bounded: every answer reads the terms of every unit of its passages, and popular
+# passages come back answer after answer (a tenth of the generator's CPU under load was
+# these regular expressions over the same texts, docs/performance.md). Frozen: callers
+# share the cached sets.
+@functools.lru_cache(maxsize=1 << 13)
+def content_terms(text: str) -> frozenset[str]:
     """The content terms the selection compares: hyphenated words as their parts,
     and every way of saying that something may not be done as one term."""
     text = _NOT_ALLOWED.sub(" cannot ", text)
-    return _content_terms(_THOUSANDS.sub("", _WORD_HYPHEN.sub(" ", text)))
+    return frozenset(_content_terms(_THOUSANDS.sub("", _WORD_HYPHEN.sub(" ", text))))
 
 
 # "What are guests not allowed to do?" is answered by "Guests cannot: install apps":
@@ -974,8 +979,8 @@ def _row_keys(passage_units: Sequence[Unit]) -> dict[int, set[str]]:
             tables.setdefault(u.context, []).append(u)
     out: dict[int, set[str]] = {}
     for rows in tables.values():
-        keys = [content_terms(u.key) for u in rows]
-        shared = set.intersection(*keys) if len(keys) > 1 else set()
+        keys = [set(content_terms(u.key)) for u in rows]
+        shared: set[str] = set.intersection(*keys) if len(keys) > 1 else set()
         for u, key in zip(rows, keys, strict=True):
             out[u.position] = (key - shared) or key
     return out

@@ -83,3 +83,22 @@ def test_words_run_together_become_the_passages_two_words() -> None:
     assert repair("the profileset page", pages, joined=joined) == "the profileset page"
     # Without the pairs, nothing is split.
     assert repair("change my timezone", pages) == "change my timezone"
+
+
+def test_the_words_read_once_per_passage_merge_as_reading_them_all_did() -> None:
+    # Each passage's words and word pairs are cached; what a search gets from several
+    # passages must not depend on that: counts add up over every passage (a passage
+    # twice counts twice), the first passage that runs two words together names the
+    # pair, and what a caller does to its result never reaches the cache.
+    first = "Screen sharing needs the desktop app. Screen sharing is free."
+    second = "Screen shares are logged. The desktop app is on Windows."
+    counts = vocabulary([first, second, first])
+    assert counts["screen"] == 5 and counts["desktop"] == 3 and counts["windows"] == 1
+    joined = compounds([second, first])
+    assert joined["screenshares"] == "screen shares"  # the second text's own pair
+    assert joined["screenshare"] == "screen shares"  # the first text that has the key
+    assert compounds([first, second])["screenshare"] == "screen sharing"
+    counts["screen"] = 0
+    joined["screenshare"] = "changed"
+    assert vocabulary([first])["screen"] == 2
+    assert compounds([first])["screenshare"] == "screen sharing"
