@@ -172,12 +172,17 @@ def test_a_client_that_does_not_read_is_dropped_and_the_others_get_everything(
         assert [e.json["index"] for e in events[1:-1]] == list(range(100)) * 12
 
 
-def dropped(stack: Stack) -> float:
+def gauge(stack: Stack, name: str) -> float:
+    """One unlabelled metric of the gateway's /metrics."""
     text = httpx.get(f"{stack.config.gateway_url}/metrics", timeout=10).text
     for line in text.splitlines():
-        if line.startswith("ragway_streams_dropped_total "):
+        if line.startswith(f"{name} "):
             return float(line.split()[1])
-    raise AssertionError("ragway_streams_dropped_total is not exposed")
+    raise AssertionError(f"{name} is not exposed")
+
+
+def dropped(stack: Stack) -> float:
+    return gauge(stack, "ragway_streams_dropped_total")
 
 
 def test_redis_connections_stay_constant_with_the_number_of_streams(fan: Stack) -> None:
@@ -338,15 +343,12 @@ def test_the_hub_hands_a_stream_what_is_there_at_once_as_one_batch(fan: Stack) -
 
 
 def followers(stack: Stack) -> float:
-    text = httpx.get(f"{stack.config.gateway_url}/metrics", timeout=10).text
-    for line in text.splitlines():
-        if line.startswith("ragway_stream_followers "):
-            return float(line.split()[1])
-    raise AssertionError("ragway_stream_followers is not exposed")
+    return gauge(stack, "ragway_stream_followers")
 
 
 def test_a_client_that_goes_away_ends_its_stream_within_a_tick(fan: Stack) -> None:
-    """The response flags the disconnect; the hub's ticker ends the follower with it."""
+    """The response ends the stream's wait when its client goes away, and the hub lets
+    go of its follower."""
     run_id = idle_run(fan.config.redis_url)
     before = followers(fan)
     with (

@@ -212,17 +212,22 @@ def test_head_gets_the_headers_and_an_empty_body_without_opening_the_stream(
     assert seen.response is not None and seen.response.watcher is None  # no task at all
 
 
+def first_chunk_then_gone(url: str, path: str) -> bytes:
+    """A raw client that reads up to the first chunk and then hangs up."""
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: test\r\n\r\n".encode())
+        head = b""
+        while CHUNKS[0] not in head:
+            head += sock.recv(4096)
+    return head
+
+
 def test_a_client_that_goes_away_closes_the_iterator_and_cancels_the_watcher(
     served: tuple[App, str],
 ) -> None:
     app, url = served
-    port = int(url.rsplit(":", 1)[1])
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(b"GET /until-gone HTTP/1.1\r\nHost: test\r\n\r\n")
-        head = b""
-        while CHUNKS[0] not in head:
-            head += sock.recv(4096)
-        assert head.startswith(b"HTTP/1.1 200 ")
+    assert first_chunk_then_gone(url, "/until-gone").startswith(b"HTTP/1.1 200 ")
     seen = app.seen[-1]
     assert seen.first_sent.is_set()
     response = seen.response
@@ -241,12 +246,7 @@ def test_a_client_that_goes_away_ends_a_waiting_stream_at_once(
     # not when something else ends the wait: a client that closed a stream at its limit
     # and opened another got 429.
     app, url = served
-    port = int(url.rsplit(":", 1)[1])
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(b"GET /waits-forever HTTP/1.1\r\nHost: test\r\n\r\n")
-        head = b""
-        while CHUNKS[0] not in head:
-            head += sock.recv(4096)
+    assert first_chunk_then_gone(url, "/waits-forever").startswith(b"HTTP/1.1 200 ")
     seen = app.seen[-1]
     assert seen.response is not None
     assert wait_for(seen.closed.is_set)
