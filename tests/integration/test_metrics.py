@@ -6,14 +6,11 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from ragway.embedding import OnnxMiniLMEmbedder
-from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pbg
 from ragway_tools.channels import service_channel
 from ragway_tools.launcher import Stack
+from ragway_tools.training.qa_passages import packed_passages
 from services.gateway.auth import KeyRegistry
-from services.gateway.runs.context import pack
-from services.gateway.settings import GatewaySettings
-from services.generator.backends.base import Passage
 from services.generator.backends.extractive import ExtractiveGenerator
 from tests.integration.conftest import KEYS, auth
 from tests.integration.sse import read_events, start_run
@@ -47,31 +44,15 @@ def vectorless_units(stack: Stack, questions: tuple[str, ...], key: str) -> int:
     passages a run gets (searched and packed as the gateway does) that came without
     stored vectors. Only the dense engine's records carry them, so a passage that BM25
     alone found has none (services/retriever/fusion.py)."""
-    gateway = GatewaySettings()
     who = KeyRegistry.from_file(stack.config.api_keys_file).authenticate(key, None)
     scorer = ExtractiveGenerator(OnnxMiniLMEmbedder())  # counts units, embeds nothing
     total = 0
     with service_channel(stack.config.retriever_addr, stack.config.service_token) as channel:
         stub = pbg.RetrieverStub(channel)
         for question in questions:
-            response = stub.Search(
-                pb.SearchRequest(
-                    query=question,
-                    tenant=who.tenant,
-                    access_groups=sorted(who.groups),
-                    top_k=gateway.top_k,
-                    candidate_depth=gateway.candidate_depth,
-                    mode=pb.SEARCH_MODE_HYBRID,
-                    budget_ms=gateway.retrieval_budget_ms,
-                    unit_vectors=True,
-                ),
-                timeout=30,
-            )
-            for p in pack(response.hits, gateway.context_token_budget, gateway.top_k):
-                if not p.hit.unit_vectors:
-                    passage = Passage(p.number, p.hit.chunk_id, p.hit.document_id,
-                                      p.hit.title, p.hit.section, p.hit.text)  # fmt: skip
-                    total += len(scorer._passage_units(passage))
+            for p in packed_passages(stub, question, who.tenant, sorted(who.groups)):
+                if not p.unit_vectors:
+                    total += len(scorer._passage_units(p))
     return total
 
 
