@@ -126,6 +126,8 @@ class GenerateRequest(_message.Message):
     MIN_SUPPORT_FIELD_NUMBER: _builtins.int
     BACKEND_FIELD_NUMBER: _builtins.int
     MODEL_FIELD_NUMBER: _builtins.int
+    QUESTION_VECTORS_FIELD_NUMBER: _builtins.int
+    EMBEDDING_MODEL_FIELD_NUMBER: _builtins.int
     question: _builtins.str
     max_output_tokens: _builtins.int
     """0 = backend default"""
@@ -143,8 +145,18 @@ class GenerateRequest(_message.Message):
     "extractive", "openai" or "llama"
     """
     model: _builtins.str
+    embedding_model: _builtins.str
     @_builtins.property
     def passages(self) -> _containers.RepeatedCompositeFieldContainer[Global___Passage]: ...
+    @_builtins.property
+    def question_vectors(self) -> _containers.RepeatedCompositeFieldContainer[Global___QuestionVector]:
+        """The question's embeddings as the retriever computed them (SearchResponse.
+        query_vectors), and their model's id. The extractive backend uses a vector
+        only for exactly the text it would embed, and only when the model is its
+        own; otherwise it embeds the text itself. At most 16; each non-empty text
+        with a finite vector, else INVALID_ARGUMENT.
+        """
+
     def __init__(
         self,
         *,
@@ -155,16 +167,41 @@ class GenerateRequest(_message.Message):
         min_support: _builtins.float | None = ...,
         backend: _builtins.str = ...,
         model: _builtins.str = ...,
+        question_vectors: _abc.Iterable[Global___QuestionVector] | None = ...,
+        embedding_model: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_min_support", b"_min_support", "min_support", b"min_support"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_support", b"_min_support", "backend", b"backend", "max_output_tokens", b"max_output_tokens", "min_support", b"min_support", "model", b"model", "passages", b"passages", "question", b"question", "run_id", b"run_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_min_support", b"_min_support", "backend", b"backend", "embedding_model", b"embedding_model", "max_output_tokens", b"max_output_tokens", "min_support", b"min_support", "model", b"model", "passages", b"passages", "question", b"question", "question_vectors", b"question_vectors", "run_id", b"run_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__min_support: _TypeAlias = _typing.Literal["min_support"]  # noqa: Y015
     _WhichOneofArgType__min_support: _TypeAlias = _typing.Literal["_min_support", b"_min_support"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__min_support) -> _WhichOneofReturnType__min_support | None: ...
 
 Global___GenerateRequest: _TypeAlias = GenerateRequest  # noqa: Y015
+
+@_typing.final
+class QuestionVector(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEXT_FIELD_NUMBER: _builtins.int
+    VECTOR_FIELD_NUMBER: _builtins.int
+    text: _builtins.str
+    @_builtins.property
+    def vector(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    def __init__(
+        self,
+        *,
+        text: _builtins.str = ...,
+        vector: _abc.Iterable[_builtins.float] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["text", b"text", "vector", b"vector"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___QuestionVector: _TypeAlias = QuestionVector  # noqa: Y015
 
 @_typing.final
 class TextDelta(_message.Message):

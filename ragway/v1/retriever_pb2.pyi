@@ -135,6 +135,7 @@ class SearchRequest(_message.Message):
     RERANKER_FIELD_NUMBER: _builtins.int
     RERANK_WEIGHT_FIELD_NUMBER: _builtins.int
     RERANK_SKIP_MARGIN_FIELD_NUMBER: _builtins.int
+    QUERY_VECTORS_FIELD_NUMBER: _builtins.int
     query: _builtins.str
     tenant: _builtins.str
     """Access scope: a chunk is visible when its tenant equals `tenant`, at least
@@ -189,6 +190,11 @@ class SearchRequest(_message.Message):
     rerank_weight (above). INVALID_ARGUMENT outside [-1, 1] or not finite, and
     with RERANK_MODE_OFF.
     """
+    query_vectors: _builtins.bool
+    """Return the question's embeddings (SearchResponse.query_vectors): the gateway
+    asks for them to hand them to the generator, which would otherwise embed the
+    same text again with the same model; other callers need not pay.
+    """
     @_builtins.property
     def access_groups(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -208,10 +214,11 @@ class SearchRequest(_message.Message):
         reranker: _builtins.str = ...,
         rerank_weight: _builtins.float | None = ...,
         rerank_skip_margin: _builtins.float | None = ...,
+        query_vectors: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_rerank_skip_margin", b"_rerank_skip_margin", "_rerank_weight", b"_rerank_weight", "rerank_skip_margin", b"rerank_skip_margin", "rerank_weight", b"rerank_weight"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rerank_skip_margin", b"_rerank_skip_margin", "_rerank_weight", b"_rerank_weight", "access_groups", b"access_groups", "as_of_unix", b"as_of_unix", "budget_ms", b"budget_ms", "build", b"build", "candidate_depth", b"candidate_depth", "mode", b"mode", "query", b"query", "rerank", b"rerank", "rerank_skip_margin", b"rerank_skip_margin", "rerank_weight", b"rerank_weight", "reranker", b"reranker", "tenant", b"tenant", "top_k", b"top_k", "unit_vectors", b"unit_vectors"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rerank_skip_margin", b"_rerank_skip_margin", "_rerank_weight", b"_rerank_weight", "access_groups", b"access_groups", "as_of_unix", b"as_of_unix", "budget_ms", b"budget_ms", "build", b"build", "candidate_depth", b"candidate_depth", "mode", b"mode", "query", b"query", "query_vectors", b"query_vectors", "rerank", b"rerank", "rerank_skip_margin", b"rerank_skip_margin", "rerank_weight", b"rerank_weight", "reranker", b"reranker", "tenant", b"tenant", "top_k", b"top_k", "unit_vectors", b"unit_vectors"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__rerank_skip_margin: _TypeAlias = _typing.Literal["rerank_skip_margin"]  # noqa: Y015
     _WhichOneofArgType__rerank_skip_margin: _TypeAlias = _typing.Literal["_rerank_skip_margin", b"_rerank_skip_margin"]  # noqa: Y015
@@ -223,6 +230,33 @@ class SearchRequest(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__rerank_weight) -> _WhichOneofReturnType__rerank_weight | None: ...
 
 Global___SearchRequest: _TypeAlias = SearchRequest  # noqa: Y015
+
+@_typing.final
+class QueryVector(_message.Message):
+    """A text the retriever embedded for a search (the question, one of its parts, or
+    the question as its candidates spell it) and its unit-length vector.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TEXT_FIELD_NUMBER: _builtins.int
+    VECTOR_FIELD_NUMBER: _builtins.int
+    text: _builtins.str
+    @_builtins.property
+    def vector(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    def __init__(
+        self,
+        *,
+        text: _builtins.str = ...,
+        vector: _abc.Iterable[_builtins.float] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["text", b"text", "vector", b"vector"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___QueryVector: _TypeAlias = QueryVector  # noqa: Y015
 
 @_typing.final
 class StageScores(_message.Message):
@@ -375,6 +409,8 @@ class SearchResponse(_message.Message):
     MODE_FIELD_NUMBER: _builtins.int
     RERANKER_MODEL_FIELD_NUMBER: _builtins.int
     RERANK_SKIPPED_FIELD_NUMBER: _builtins.int
+    QUERY_VECTORS_FIELD_NUMBER: _builtins.int
+    EMBEDDING_MODEL_FIELD_NUMBER: _builtins.int
     build_id: _builtins.str
     mode: Global___SearchMode.ValueType
     """the mode that actually ran"""
@@ -387,12 +423,20 @@ class SearchResponse(_message.Message):
     (SearchRequest.rerank_skip_margin, else RAGWAY_RERANK_SKIP_MARGIN); the hits
     then keep the fused order.
     """
+    embedding_model: _builtins.str
     @_builtins.property
     def hits(self) -> _containers.RepeatedCompositeFieldContainer[Global___SearchHit]: ...
     @_builtins.property
     def degraded(self) -> _containers.RepeatedCompositeFieldContainer[Global___Degradation]: ...
     @_builtins.property
     def timings(self) -> _containers.RepeatedCompositeFieldContainer[Global___StageTiming]: ...
+    @_builtins.property
+    def query_vectors(self) -> _containers.RepeatedCompositeFieldContainer[Global___QueryVector]:
+        """With SearchRequest.query_vectors: every text this search embedded for its
+        dense search, with its vector, and the embedding model's id. Empty when the
+        mode ran no dense search.
+        """
+
     def __init__(
         self,
         *,
@@ -403,10 +447,12 @@ class SearchResponse(_message.Message):
         mode: Global___SearchMode.ValueType = ...,
         reranker_model: _builtins.str = ...,
         rerank_skipped: _builtins.bool = ...,
+        query_vectors: _abc.Iterable[Global___QueryVector] | None = ...,
+        embedding_model: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_id", b"build_id", "degraded", b"degraded", "hits", b"hits", "mode", b"mode", "rerank_skipped", b"rerank_skipped", "reranker_model", b"reranker_model", "timings", b"timings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build_id", b"build_id", "degraded", b"degraded", "embedding_model", b"embedding_model", "hits", b"hits", "mode", b"mode", "query_vectors", b"query_vectors", "rerank_skipped", b"rerank_skipped", "reranker_model", b"reranker_model", "timings", b"timings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

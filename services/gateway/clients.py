@@ -208,6 +208,9 @@ def search_request(
         # The generator scores the passages' answer units with these instead of
         # embedding them per question (ragway/unit_vectors.py).
         unit_vectors=True,
+        # ...and the question with the vectors the retriever embedded it as, the
+        # same text with the same model (GenerateRequest.question_vectors).
+        query_vectors=True,
     )
 
 
@@ -222,6 +225,10 @@ class Retrieved:
     hits: Sequence[retriever_pb2.SearchHit]
     degraded: list[Degradation]
     timings_ms: dict[str, float]  # the retriever's stages, as "retriever.<stage>"
+    # The texts the retriever embedded (the question, its parts, its respelling),
+    # for the generator; and their model's id.
+    query_vectors: Sequence[retriever_pb2.QueryVector] = ()
+    embedding_model: str = ""
 
 
 def retrieved(response: retriever_pb2.SearchResponse) -> Retrieved:
@@ -232,6 +239,8 @@ def retrieved(response: retriever_pb2.SearchResponse) -> Retrieved:
         hits=response.hits,
         degraded=[Degradation(stage=d.stage, reason=d.reason) for d in response.degraded],
         timings_ms={f"retriever.{t.stage}": round(t.ms, 3) for t in response.timings},
+        query_vectors=response.query_vectors,
+        embedding_model=response.embedding_model,
     )
 
 
@@ -260,6 +269,7 @@ def generate_request(
     min_support: float | None = None,
     backend: str = "",
     model: str = "",
+    found: Retrieved | None = None,
 ) -> generator_pb2.GenerateRequest:
     request = generator_pb2.GenerateRequest(
         question=record.standalone_query,
@@ -267,6 +277,12 @@ def generate_request(
         max_output_tokens=max_output_tokens,
         backend=backend,
         model=model,
+        # The generator embeds the question as the retriever did; these spare it that.
+        question_vectors=[
+            generator_pb2.QuestionVector(text=v.text, vector=v.vector)
+            for v in (found.query_vectors if found is not None else ())
+        ],
+        embedding_model=found.embedding_model if found is not None else "",
         passages=[
             generator_pb2.Passage(
                 number=p.number,

@@ -26,6 +26,13 @@ UNITS = Counter(
     ["source"],
     registry=REGISTRY,
 )
+QUESTION_VECTORS = Counter(
+    "ragway_generator_question_vectors",
+    "Question texts embedded for scoring, by where their vectors came from: retriever "
+    "(handed on by the gateway, the same text and model) or embedded (here).",
+    ["source"],
+    registry=REGISTRY,
+)
 
 # The GenAI conventions' gen_ai.client.token.usage, in Prometheus terms: its
 # explicit bucket boundaries (powers of 4), one series per token type.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import AsyncIterator
 
@@ -83,6 +84,8 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
             deadline=time.monotonic() + remaining if remaining is not None else None,
             run_id=request.run_id,
             min_support=request.min_support if request.HasField("min_support") else None,
+            question_vectors={v.text: v.vector for v in request.question_vectors},
+            embedding_model=request.embedding_model,
         )
         delay_s = self._faults.delta_delay_s()
         inference = tracing.Inference(
@@ -162,4 +165,25 @@ def _validate(request: pb.GenerateRequest, max_passages: int) -> str | None:
         if not p.source_id:
             return f"passage {p.number} has no source_id"
         seen.add(p.number)
+    return _vectors_problem(request)
+
+
+MAX_QUESTION_VECTORS = 16
+MAX_VECTOR_DIM = 4096
+
+
+def _vectors_problem(request: pb.GenerateRequest) -> str | None:
+    """What is wrong with the request's question vectors, if anything."""
+    vectors = request.question_vectors
+    if len(vectors) > MAX_QUESTION_VECTORS:
+        return f"{len(vectors)} question vectors; the limit is {MAX_QUESTION_VECTORS}"
+    if vectors and not request.embedding_model:
+        return "question vectors need their embedding_model"
+    for n, v in enumerate(vectors):
+        if not v.text.strip():
+            return f"question vector {n} has no text"
+        if not 0 < len(v.vector) <= MAX_VECTOR_DIM:
+            return f"question vector {n} has {len(v.vector)} values; 1 to {MAX_VECTOR_DIM} allowed"
+        if not all(math.isfinite(x) for x in v.vector):
+            return f"question vector {n} has a value that is not a finite number"
     return None

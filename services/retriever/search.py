@@ -122,6 +122,11 @@ class SearchOutcome:
     # "reranked", "skipped" (fusion was confident), "late" (fused order kept).
     reranker: str | None = None
     rerank_outcome: str | None = None
+    # Every text embedded for the dense search, with its vector, and the model's
+    # id: the gateway hands them to the generator, which would embed the same
+    # question again (SearchRequest.query_vectors).
+    query_vectors: dict[str, Vectors] = field(default_factory=dict)
+    embedding_model: str = ""
 
 
 # "see Lumen plans and pricing", "see the Huddle participants column in Plans and
@@ -248,8 +253,16 @@ class HybridSearcher:
     ) -> SearchOutcome:
         started = time.perf_counter()
         deadline = started + options.budget_ms / 1000
-        outcome = SearchOutcome(hits=[], build_id=build.build_id, mode=options.mode)
-        timings = outcome.timings_ms
+        outcome = SearchOutcome(
+            hits=[],
+            build_id=build.build_id,
+            mode=options.mode,
+            embedding_model=self._embedder.model_id,
+        )
+        # Written from the pool's threads, where a stage that missed its deadline
+        # may still finish after this search returned: the outcome gets copies.
+        timings: dict[str, float] = {}
+        embedded: dict[str, Vectors] = {}
         depth = options.candidate_depth
         stages = tracing.Stages()
 
@@ -269,7 +282,8 @@ class HybridSearcher:
             with stages.span(f"embeddings {model}", attributes) as s:
                 vector: Vectors = self._embedder.embed([text])[0]
                 s.set_attribute("gen_ai.embeddings.dimension.count", int(vector.shape[0]))
-                return vector
+            embedded[text] = vector
+            return vector
 
         def searched(
             name: str, part: str, fn: Callable[[], list[Candidate]]
@@ -387,6 +401,8 @@ class HybridSearcher:
         hits = await self._rerank(query, hits, options, deadline, outcome, scope.tenant)
         outcome.hits = hits[: options.top_k]
         timings["total"] = (time.perf_counter() - started) * 1000
+        outcome.timings_ms = {**timings, **outcome.timings_ms}  # the rerank's, on the loop
+        outcome.query_vectors = dict(embedded)
         return outcome
 
     def _fuse(self, lists: dict[str, list[Candidate]], parts_in_order: list[str]) -> list[Hit]:

@@ -157,7 +157,7 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
             outcome.mode.value, time.perf_counter() - t0, outcome.timings_ms, outcome.degraded
         )
         metrics.observe_rerank(outcome.reranker, outcome.rerank_outcome)
-        return pb.SearchResponse(
+        response = pb.SearchResponse(
             hits=[
                 pb.SearchHit(
                     chunk_id=h.chunk.chunk_id,
@@ -188,6 +188,13 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
             reranker_model=outcome.reranker or "",
             rerank_skipped=outcome.rerank_outcome == "skipped",
         )
+        if request.query_vectors and outcome.query_vectors:
+            response.embedding_model = outcome.embedding_model
+            response.query_vectors.extend(
+                pb.QueryVector(text=text, vector=vector.tolist())
+                for text, vector in outcome.query_vectors.items()
+            )
+        return response
 
     async def ListRerankers(
         self, request: pb.ListRerankersRequest, context: grpc.aio.ServicerContext

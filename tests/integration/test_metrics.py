@@ -108,3 +108,8 @@ def test_a_grounded_and_a_refused_run_move_the_counters_of_every_service(
     expected = vectorless_units(stack, questions, KEYS["demo"])
     assert moved("generator", "ragway_generator_units_total", source="embedded") == expected
     assert moved("generator", "ragway_generator_refusals_total", reason="weak_evidence") >= 1
+    # Both questions are one part, spelt as the passages spell them: the generator
+    # scores with the vector the retriever embedded each with, and embeds neither.
+    question_vectors = "ragway_generator_question_vectors_total"
+    assert moved("generator", question_vectors, source="retriever") == len(questions)
+    assert moved("generator", question_vectors, source="embedded") == 0

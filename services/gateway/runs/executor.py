@@ -216,12 +216,12 @@ class RunExecutor:
         answered: AnswerCompleted | None = None
         try:
             with tracing.stage("retrieval", record):
-                passages, cancelled = await self._retrieve(record, path, token)
+                passages, found, cancelled = await self._retrieve(record, path, token)
             if cancelled:  # looked at after the retrieval's write, before the generator
                 raise RunCancelledError
             if not self._retrieval_only:
                 with tracing.stage("ragway.generate", record):
-                    answered = await self._generate(record, passages, started, path, token)
+                    answered = await self._generate(record, passages, found, started, path, token)
             record.status = RunStatus.SUCCEEDED
         except RunCancelledError:
             record.status = RunStatus.CANCELLED
@@ -233,9 +233,10 @@ class RunExecutor:
 
     async def _retrieve(
         self, record: RunRecord, path: PathConfig, token: int
-    ) -> tuple[list[PackedPassage], bool]:
-        """Search and log retrieval.completed; the passages, and whether the run was
-        cancelled by the time that was written (one call: the write and the check)."""
+    ) -> tuple[list[PackedPassage], clients.Retrieved, bool]:
+        """Search and log retrieval.completed; the passages, the search's reply, and
+        whether the run was cancelled by the time that was written (one call: the
+        write and the check)."""
         s = self._settings
         request = clients.search_request(
             record,
@@ -276,12 +277,13 @@ class RunExecutor:
             query=record.rewritten_query,
         )
         cancelled = await self._store.append_checking_cancel(record.id, retrieved, token=token)
-        return packed, cancelled
+        return packed, found, cancelled
 
     async def _generate(
         self,
         record: RunRecord,
         passages: list[PackedPassage],
+        found: clients.Retrieved,
         started: float,
         path: PathConfig,
         token: int,
@@ -294,6 +296,7 @@ class RunExecutor:
             min_support=path.min_support,
             backend=path.generator_backend,
             model=path.generator_model,
+            found=found,
         )
         remaining_s = max(
             0.1, self._settings.run_budget_ms / 1000 - (time.perf_counter() - started)

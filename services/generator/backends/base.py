@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
@@ -53,6 +53,12 @@ class GenerationRequest:
     run_id: str = ""
     # The caller's evidence threshold (a path's); None: the backend's configured one.
     min_support: float | None = None
+    # Texts of the question the retriever already embedded, with their unit-length
+    # float32 vectors, and the model that embedded them (GenerateRequest.
+    # question_vectors): a backend that embeds one of these texts with the same
+    # model uses the vector instead.
+    question_vectors: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    embedding_model: str = ""
 
 
 @dataclass(frozen=True, slots=True)

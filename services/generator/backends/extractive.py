@@ -31,7 +31,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -320,15 +320,36 @@ class ExtractiveGenerator:
         metrics.UNITS.labels("embedded").inc(len(todo))
         return out
 
-    def score(self, question: str, passages: Sequence[Passage]) -> list[ScoredUnit]:
-        """Every candidate unit with its support for each question part, best first."""
+    def known_vectors(self, request: GenerationRequest) -> dict[str, npt.NDArray[np.float32]]:
+        """The request's question vectors this backend can use: those of its own
+        embedding model and dimension (a retriever of another model sends others)."""
+        if request.embedding_model != self._embedder.model_id:
+            return {}
+        known = {}
+        for text, values in request.question_vectors.items():
+            vector = np.asarray(values, dtype=np.float32)
+            if vector.shape == (self._embedder.dim,):
+                known[text] = vector
+        return known
+
+    def score(
+        self,
+        question: str,
+        passages: Sequence[Passage],
+        known: Mapping[str, npt.NDArray[np.float32]] | None = None,
+    ) -> list[ScoredUnit]:
+        """Every candidate unit with its support for each question part, best first.
+
+        ``known``: vectors of question texts already embedded with this backend's
+        model (``known_vectors``); a part whose text is among them is not embedded.
+        """
         candidates = [(p, u) for p in passages for u in self._passage_units(p)]
         if not candidates:
             return []
         question = self.repaired(question, passages)
         question_parts = parts(question)
         unit_vectors = self._unit_vectors(candidates)
-        part_vectors = self._focused(question_parts)
+        part_vectors = self._focused(question_parts, known or {})
         passage_terms = [_passage_terms(p) for p in passages]
         vocabulary = set().union(*passage_terms)
         row_keys = {p.number: _row_keys(self._passage_units(p)) for p in passages}
@@ -460,12 +481,16 @@ class ExtractiveGenerator:
         scored.sort(key=lambda x: (-x.rank, x.passage.number, x.position, x.part))
         return scored
 
-    def _focused(self, question_parts: Sequence[QuestionPart]) -> npt.NDArray[np.float32]:
+    def _focused(
+        self,
+        question_parts: Sequence[QuestionPart],
+        known: Mapping[str, npt.NDArray[np.float32]],
+    ) -> npt.NDArray[np.float32]:
         """Each part's vector; a part told as a story first ("I left my car plugged in
         at a fast charger while I grabbed lunch. How much do you charge me for every
         minute?") leans towards its closing question, where the story had drowned
         what is asked. The story stays in: it says which charger."""
-        vectors = self._embedder.embed([q.text for q in question_parts])
+        vectors = self._question_vectors([q.text for q in question_parts], known)
         weight = self._config.focus_weight
         told = {
             n: sentences[-1]
@@ -473,11 +498,25 @@ class ExtractiveGenerator:
             if len(sentences := split_sentences(q.text)) > 1
         }
         if told and weight > 0:
-            asked = self._embedder.embed(list(told.values()))
+            asked = self._question_vectors(list(told.values()), known)
             for n, vector in zip(told, asked, strict=True):
                 joined = vectors[n] + weight * vector
                 vectors[n] = joined / float(np.linalg.norm(joined))
         return vectors
+
+    def _question_vectors(
+        self, texts: list[str], known: Mapping[str, npt.NDArray[np.float32]]
+    ) -> npt.NDArray[np.float32]:
+        """The vectors of question texts: the retriever's where it embedded the same
+        text with the same model (the gateway hands them on), the others embedded."""
+        todo = [t for t in texts if t not in known]
+        fresh = iter(self._embedder.embed(todo)) if todo else iter(())
+        metrics.QUESTION_VECTORS.labels("retriever").inc(len(texts) - len(todo))
+        metrics.QUESTION_VECTORS.labels("embedded").inc(len(todo))
+        out = np.empty((len(texts), self._embedder.dim), dtype=np.float32)
+        for n, t in enumerate(texts):
+            out[n] = known[t] if t in known else next(fresh)
+        return out
 
     def _sentence_vectors(self, texts: list[str]) -> npt.NDArray[np.float32]:
         """Embeddings of passage units, through a bounded LRU cache.
@@ -730,7 +769,9 @@ class ExtractiveGenerator:
 
     async def _generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
         # Embedding is CPU work: keep it off the event loop.
-        scored = await asyncio.to_thread(self.score, request.question, request.passages)
+        scored = await asyncio.to_thread(
+            self.score, request.question, request.passages, self.known_vectors(request)
+        )
         async for event in self._answer(request, scored):
             yield event
 

@@ -118,7 +118,12 @@ class LLMGenerator:
             async for event in self.extractive.answer(request, []):
                 yield _no_model_usage(event)
             return
-        scored = await asyncio.to_thread(self.extractive.score, request.question, request.passages)
+        scored = await asyncio.to_thread(
+            self.extractive.score,
+            request.question,
+            request.passages,
+            self.extractive.known_vectors(request),
+        )
         best = max((s.support for s in scored), default=0.0)
         # The same decision as the extractive answer's: small models do not abstain.
         gate = self.policy.evidence_gate

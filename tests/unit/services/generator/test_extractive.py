@@ -299,6 +299,50 @@ def test_unit_vectors_of_another_model_are_not_used() -> None:
     assert generator.embedded_units == len(counting.texts) - 1 > 0
 
 
+def test_the_retrievers_question_vectors_replace_embedding_the_question() -> None:
+    # The gateway hands on the vectors the retriever embedded the question with
+    # (GenerateRequest.question_vectors): the same text and model, so the same
+    # scores, and the generator embeds nothing of the question itself.
+    inner = OnnxMiniLMEmbedder()
+    blobs = embed_chunks(inner, [(p.title, p.section, p.text) for p in PASSAGES])
+    stored = [replace(p, unit_vectors=b) for p, b in zip(PASSAGES, blobs, strict=True)]
+    question = "How often is a heartbeat sent while a stream is idle?"
+    own = CountingEmbedder(inner)
+    mine = ExtractiveGenerator(own).score(question, stored)
+    given = CountingEmbedder(inner)
+    generator = ExtractiveGenerator(given)
+    request = GenerationRequest(
+        question=question,
+        passages=stored,
+        question_vectors={question: inner.embed([question])[0].tolist()},
+        embedding_model=inner.model_id,
+    )
+    theirs = generator.score(question, stored, generator.known_vectors(request))
+    assert own.texts == [question] and given.texts == []
+    assert [(s.passage.number, s.position, s.part, s.support) for s in theirs] == [
+        (s.passage.number, s.position, s.part, s.support) for s in mine
+    ]
+
+
+def test_question_vectors_of_another_model_or_text_are_not_used() -> None:
+    inner = OnnxMiniLMEmbedder()
+    question = "How do I resume a stream?"
+    counting = CountingEmbedder(inner)
+    generator = ExtractiveGenerator(counting)
+    right = inner.embed([question])[0].tolist()
+    for vectors, model in [
+        ({question: right}, "another-model"),  # another model's vectors
+        ({question: right[:100]}, inner.model_id),  # another dimension
+        ({"How do I resume a stream": right}, inner.model_id),  # another text
+    ]:
+        request = GenerationRequest(
+            question=question, passages=PASSAGES, question_vectors=vectors, embedding_model=model
+        )
+        counting.texts.clear()
+        scored = generator.score(question, PASSAGES, generator.known_vectors(request))
+        assert scored[0].passage.number == 2 and question in counting.texts
+
+
 def test_a_hyphenated_question_word_meets_a_column_written_apart() -> None:
     # "first-response target" asks for the "First response" column of the row: the
     # answer names that cell, not every cell of the row.
@@ -753,11 +797,11 @@ def test_a_question_told_as_a_story_leans_towards_its_closing_question() -> None
     embedder = OnnxMiniLMEmbedder()
     generator = ExtractiveGenerator(embedder)
     whole, last = embedder.embed([f"{story} {asked}", asked])
-    focused = generator._focused(parts(f"{story} {asked}"))[0]
+    focused = generator._focused(parts(f"{story} {asked}"), {})[0]
     assert float(focused @ last) > float(whole @ last)
     assert float(np.linalg.norm(focused)) == pytest.approx(1.0, abs=1e-5)
     # A one-sentence question is embedded as it is.
-    assert np.allclose(generator._focused(parts(asked))[0], last, atol=1e-6)
+    assert np.allclose(generator._focused(parts(asked), {})[0], last, atol=1e-6)
 
 
 def _unit(part: int, passage: int, text: str, support: float) -> ScoredUnit:

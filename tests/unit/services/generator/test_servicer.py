@@ -88,6 +88,27 @@ async def test_a_grounded_answer_passes_unchanged(
     assert final.verdict == pb.GROUNDING_VERDICT_GROUNDED and not final.degraded
     assert backend.requests[0].question == "hotel limit?"
     assert [p.source_id for p in backend.requests[0].passages] == ["s-hotel", "s-train"]
+    assert backend.requests[0].question_vectors == {} and not backend.requests[0].embedding_model
+
+
+async def test_question_vectors_reach_the_backend(generator: tuple[Any, ScriptedBackend]) -> None:
+    stub, backend = generator
+    backend.final = Final(answer="", verdict=Verdict.REFUSED, model="m", prompt_version="p")
+    vectors = [pb.QuestionVector(text="hotel limit?", vector=[0.6, 0.8])]
+    await final_of(
+        stub,
+        pb.GenerateRequest(
+            question="hotel limit?",
+            passages=PASSAGES,
+            question_vectors=vectors,
+            embedding_model="e",
+        ),
+    )
+    got = backend.requests[0]
+    assert got.embedding_model == "e"
+    assert {t: list(v) for t, v in got.question_vectors.items()} == {
+        "hotel limit?": pytest.approx([0.6, 0.8])
+    }
 
 
 async def test_unknown_citations_are_dropped_and_unsupported_numbers_reported(
@@ -132,8 +153,39 @@ async def test_a_refusal_keeps_its_reason(generator: tuple[Any, ScriptedBackend]
         pb.GenerateRequest(question="q", passages=[PASSAGES[0], PASSAGES[0]]),
         pb.GenerateRequest(question="q", passages=[pb.Passage(number=0, source_id="s")]),
         pb.GenerateRequest(question="q", passages=[pb.Passage(number=1)]),
+        pb.GenerateRequest(
+            question="q", question_vectors=[pb.QuestionVector(text="q", vector=[1.0])]
+        ),
+        pb.GenerateRequest(
+            question="q",
+            question_vectors=[pb.QuestionVector(text=" ", vector=[1.0])],
+            embedding_model="m",
+        ),
+        pb.GenerateRequest(
+            question="q", question_vectors=[pb.QuestionVector(text="q")], embedding_model="m"
+        ),
+        pb.GenerateRequest(
+            question="q",
+            question_vectors=[pb.QuestionVector(text="q", vector=[0.5, float("nan")])],
+            embedding_model="m",
+        ),
+        pb.GenerateRequest(
+            question="q",
+            question_vectors=[pb.QuestionVector(text=f"q{n}", vector=[1.0]) for n in range(17)],
+            embedding_model="m",
+        ),
     ],
-    ids=["empty question", "repeated number", "number 0", "no source id"],
+    ids=[
+        "empty question",
+        "repeated number",
+        "number 0",
+        "no source id",
+        "vector without model",
+        "vector without text",
+        "empty vector",
+        "vector not finite",
+        "too many vectors",
+    ],
 )
 async def test_bad_requests_are_invalid_arguments(
     generator: tuple[Any, ScriptedBackend], request_: pb.GenerateRequest

@@ -320,3 +320,22 @@ async def test_hits_carry_their_unit_vectors_only_when_asked(r: Retriever) -> No
     texts = unit_texts("Travel", "", text)
     vectors = unpack(asked.hits[0].unit_vectors, r.embedder.model_id, texts)
     assert vectors is not None and vectors.shape == (2, DIM)
+
+
+async def test_a_search_returns_the_question_vectors_only_when_asked(r: Retriever) -> None:
+    await r.stub.Upsert(pb.UpsertRequest(chunks=[chunk("hotel#1", "hotel limit is 180 euros")]))
+    question = "What is the hotel limit? And are receipts required?"
+    query = pb.SearchRequest(query=question, tenant="acme", access_groups=["staff"])
+    plain = await r.stub.Search(query)
+    assert list(plain.query_vectors) == [] and plain.embedding_model == ""
+    query.query_vectors = True
+    asked = await r.stub.Search(query)
+    assert asked.embedding_model == r.embedder.model_id
+    got = {v.text: list(v.vector) for v in asked.query_vectors}
+    # The whole question and each of its two parts, exactly as embedded.
+    assert question in got and len(got) == 3
+    for text, vector in got.items():
+        assert vector == pytest.approx(r.embedder.vector(text))
+    query.mode = pb.SEARCH_MODE_SPARSE  # no dense search, nothing embedded
+    sparse = await r.stub.Search(query)
+    assert list(sparse.query_vectors) == [] and sparse.embedding_model == ""
