@@ -119,7 +119,14 @@ class User:
             replica = self._replica(avoid=replica)
             drop_after = self._rng.randint(*d.after_events) if drops_left else None
             try:
-                done = await self._connect(trace, replica, drop_after)
+                # The drain deadline holds inside a connection too: a stream that keeps
+                # sending heartbeats for a run that never ends would otherwise hold
+                # this user, and the whole load, past it instead of being flagged.
+                async with asyncio.timeout_at(self._clock.t0 + self._clock.follow_until_s):
+                    done = await self._connect(trace, replica, drop_after)
+            except TimeoutError:
+                trace.abandoned = "the drain deadline passed while streaming"
+                return
             except httpx.TransportError as exc:
                 self._error(f"stream {type(exc).__name__}")
                 done = False

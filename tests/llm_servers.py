@@ -18,7 +18,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
@@ -27,13 +26,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ragway_tools.launcher import free_port
+from tests.loopback import serving
 
 
 def require_llama_cpp() -> None:
@@ -229,31 +228,9 @@ def _sse(event: dict[str, object]) -> bytes:
     return f"data: {json.dumps(event)}\n\n".encode()
 
 
-@dataclass
-class _Running:
-    server: uvicorn.Server
-    thread: threading.Thread
-
-
 def serve_endpoint() -> Iterator[Endpoint]:
     """Run an ``Endpoint`` on a free loopback port until the generator is closed."""
     endpoint = Endpoint(behaviours=deque([Stall()]), port=free_port())
     app = Starlette(routes=[Route("/v1/chat/completions", endpoint.chat, methods=["POST"])])
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=endpoint.port, log_level="warning", lifespan="off"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="llm-endpoint", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the test endpoint did not start")
-        time.sleep(0.02)
-    try:
+    with serving(app, "llm-endpoint", port=endpoint.port):
         yield endpoint
-    finally:
-        # Stalled streams would hold a graceful shutdown; the test is over.
-        server.should_exit = True
-        server.force_exit = True
-        thread.join(timeout=10)

@@ -17,14 +17,13 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import Message
 
-from ragway_tools.launcher import free_port
 from services.gateway.api.sse import EventStreamResponse
+from tests.loopback import serving
 
 CHUNKS = [b": one\r\n\r\n", b"id: 1-0\r\nevent: a\r\ndata: {}\r\n\r\n", b"data: last\r\n\r\n"]
 
@@ -111,22 +110,8 @@ class App:
 @pytest.fixture(scope="module")
 def served() -> Iterator[tuple[App, str]]:
     app = App()
-    port = free_port()
-    config = uvicorn.Config(
-        app.starlette(), host="127.0.0.1", port=port, log_level="warning", lifespan="off"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="sse-response", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.02)
-    try:
-        yield app, f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serving(app.starlette(), "sse-response") as url:
+        yield app, url
 
 
 def wait_for(condition: Callable[[], bool], timeout_s: float = 5.0) -> bool:
