@@ -792,8 +792,13 @@ class ExtractiveGenerator:
             return
         best = _best_supported(scored).support
         selected = self.select(scored, request.max_output_tokens, request.min_support)
-        chosen = self._whole_lists(
-            [self._complete(u, request.question) for u in _asked_step(selected, request.question)]
+        chosen = _without_repeats(
+            self._whole_lists(
+                [
+                    self._complete(u, request.question)
+                    for u in _asked_step(selected, request.question)
+                ]
+            )
         )
         index = 0
         pieces: list[str] = []
@@ -864,7 +869,9 @@ def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:
             quoted = f"{_sentence(quoted)} {u.note}"
         return quoted
     if u.kind == "item" and u.key and len(words(u.key)) <= 25:
-        return f"{u.key} {u.text}"
+        # Joined to its lead-in the item reads as one sentence, where "1." would
+        # read as a value.
+        return f"{u.key} {_unnumbered(u.text)}"
     if u.kind == "sentence" and u.key:
         # A sentence that leans on the one before it is quoted with it (ragway/units.py).
         return f"{u.key} {u.text}"
@@ -1185,6 +1192,30 @@ def _asked_step(selected: list[ScoredUnit], question: str) -> list[ScoredUnit]:
         None,
     )
     return [asked] if asked is not None else selected
+
+
+def _without_repeats(chosen: list[ScoredUnit]) -> list[ScoredUnit]:
+    """Each thing said once. A unit whose words an earlier quote of the same passage
+    already holds is left out, and a unit quoted with a lead-in that was already
+    said is quoted alone: "Before you start, save a card. [2] Before you start, save
+    a card. 1. Plug the cable in first. [2]" said the lead-in twice, and its "1."
+    read as a value."""
+    out: list[ScoredUnit] = []
+    for s in chosen:
+        said = [o.text for o in out if o.passage.number == s.passage.number]
+        unit = s.unit
+        if (
+            unit is not None
+            and unit.key
+            and unit.kind in ("item", "code", "sentence")
+            and s.text.startswith(unit.key)
+            and any(unit.key in t for t in said)
+        ):
+            s = replace(s, text=_unnumbered(unit.text) if unit.kind == "item" else unit.text)
+        if any(s.text.rstrip(". ") in t for t in said):
+            continue
+        out.append(s)
+    return out
 
 
 def _unnumbered(item: str) -> str:

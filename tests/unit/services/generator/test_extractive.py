@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -13,7 +14,7 @@ from ragway.embedding import OnnxMiniLMEmbedder
 from ragway.question import AnswerType, parts
 from ragway.text import stem, words
 from ragway.unit_vectors import embed_chunks
-from ragway.units import units
+from ragway.units import Unit, units
 from services.generator.answerability import AnswerabilityModel, Evidence
 from services.generator.backends.base import (
     Delta,
@@ -30,7 +31,9 @@ from services.generator.backends.extractive import (
     ExtractiveGenerator,
     ScoredUnit,
     _holds_asked,
+    _quote,
     _unknown_rows,
+    _without_repeats,
     content_terms,
     question_terms,
 )
@@ -341,6 +344,49 @@ def test_question_vectors_of_another_model_or_text_are_not_used() -> None:
         counting.texts.clear()
         scored = generator.score(question, PASSAGES, generator.known_vectors(request))
         assert scored[0].passage.number == 2 and question in counting.texts
+
+
+APP_SESSION = Passage(
+    2,
+    "using-public-chargers#app",
+    "using-public-chargers",
+    "Using public chargers",
+    "Start a session with the app",
+    "Before you start, make sure a payment card is saved under **Account → Payment**.\n\n"
+    "1. Plug the cable into your car first.\n"
+    "2. In the app, tap **Charge** and scan the QR code on the charger.\n"
+    "3. Pick the connector you plugged in (A or B) and check the price shown.\n\n"
+    "If nothing happens after 60 seconds, stop the attempt in the app and try once more.",
+)
+
+
+def test_a_lead_in_already_said_is_not_said_again_with_its_item() -> None:
+    # Seen on a held-in servicehub question: the lead-in quoted as a sentence and
+    # then again before its first step, whose "1." the audit read as a value.
+    every = GEN._all_units(APP_SESSION)[0]
+    lead_in, first = every[0], every[1]
+    assert first.kind == "item" and first.key == lead_in.text
+    terms = question_terms("what do I have to do first?")
+    part = parts("what do I have to do first?")[0]
+
+    def scored(u: Unit) -> ScoredUnit:
+        return ScoredUnit(APP_SESSION, u.position, _quote(u, terms, part), 0.5, u)
+
+    both = _without_repeats([scored(lead_in), scored(first)])
+    assert [s.text for s in both] == [lead_in.text, "Plug the cable into your car first."]
+    # The other way round, the sentence the item's quote holds is left out.
+    item_first = _without_repeats([scored(first), scored(lead_in)])
+    assert [s.text for s in item_first] == [f"{lead_in.text} Plug the cable into your car first."]
+
+
+def test_an_answer_says_no_sentence_twice() -> None:
+    question = "When I start a session with the app, what do I have to do first?"
+    final = run(question, [APP_SESSION])[-1]
+    assert isinstance(final, Final) and final.verdict == Verdict.GROUNDED
+    sentences = [s for s in re.split(r"(?<=[.;])\s+", re.sub(r"\[\d+\]", "", final.answer)) if s]
+    assert len(sentences) == len(set(sentences)), final.answer
+    assert "Plug the cable into your car first" in final.answer
+    assert "1." not in final.answer
 
 
 def test_a_hyphenated_question_word_meets_a_column_written_apart() -> None:
