@@ -10,7 +10,7 @@ import numpy.typing as npt
 import pytest
 
 from ragway.citations import unescape
-from ragway.embedding import OnnxMiniLMEmbedder
+from ragway.embedding import Embedder, OnnxMiniLMEmbedder
 from ragway.question import AnswerType, parts
 from ragway.text import stem, words
 from ragway.unit_vectors import embed_chunks
@@ -271,13 +271,18 @@ class CountingEmbedder:
         return self.inner.embed(texts)
 
 
+def with_unit_vectors(embedder: Embedder, passages: list[Passage]) -> list[Passage]:
+    """The passages as the retriever hands them on: with their units' stored vectors."""
+    blobs = embed_chunks(embedder, [(p.title, p.section, p.text) for p in passages])
+    return [replace(p, unit_vectors=b) for p, b in zip(passages, blobs, strict=True)]
+
+
 def test_stored_unit_vectors_replace_embedding_and_change_nothing() -> None:
     # The retriever embeds each chunk's units at write time (ragway/unit_vectors.py);
     # the generator must score with them exactly as with its own, embedding only
     # the question.
     inner = OnnxMiniLMEmbedder()
-    blobs = embed_chunks(inner, [(p.title, p.section, p.text) for p in PASSAGES])
-    stored = [replace(p, unit_vectors=b) for p, b in zip(PASSAGES, blobs, strict=True)]
+    stored = with_unit_vectors(inner, PASSAGES)
     question = "How often is a heartbeat sent while a stream is idle?"
     own = CountingEmbedder(inner)
     mine = ExtractiveGenerator(own).score(question, PASSAGES)
@@ -292,9 +297,7 @@ def test_stored_unit_vectors_replace_embedding_and_change_nothing() -> None:
 
 def test_unit_vectors_of_another_model_are_not_used() -> None:
     inner = OnnxMiniLMEmbedder()
-    fake = FakeEmbedder()  # another model id, another dimension
-    blobs = embed_chunks(fake, [(p.title, p.section, p.text) for p in PASSAGES])
-    stored = [replace(p, unit_vectors=b) for p, b in zip(PASSAGES, blobs, strict=True)]
+    stored = with_unit_vectors(FakeEmbedder(), PASSAGES)  # another model and dimension
     counting = CountingEmbedder(inner)
     generator = ExtractiveGenerator(counting)
     scored = generator.score("How do I resume a stream?", stored)
@@ -307,8 +310,7 @@ def test_the_retrievers_question_vectors_replace_embedding_the_question() -> Non
     # (GenerateRequest.question_vectors): the same text and model, so the same
     # scores, and the generator embeds nothing of the question itself.
     inner = OnnxMiniLMEmbedder()
-    blobs = embed_chunks(inner, [(p.title, p.section, p.text) for p in PASSAGES])
-    stored = [replace(p, unit_vectors=b) for p, b in zip(PASSAGES, blobs, strict=True)]
+    stored = with_unit_vectors(inner, PASSAGES)
     question = "How often is a heartbeat sent while a stream is idle?"
     own = CountingEmbedder(inner)
     mine = ExtractiveGenerator(own).score(question, stored)

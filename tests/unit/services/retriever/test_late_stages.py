@@ -13,8 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ragway.embedding import Vectors
 from services.retriever.catalog import Build
-from services.retriever.model import OPEN_END, AccessScope, ChunkRecord, Status
+from services.retriever.model import AccessScope
 from services.retriever.search import HybridSearcher, SearchOptions
+from tests.engine_contract import rec
 from tests.unit.services.retriever.fakes import FakeEmbedder, MemoryDense, MemorySparse
 
 
@@ -35,20 +36,7 @@ class HeldEmbedder(FakeEmbedder):
 
 
 async def test_a_late_dense_stage_leaves_the_returned_outcome_alone() -> None:
-    chunk = ChunkRecord(
-        chunk_id="hotel#1",
-        document_id="hotel",
-        tenant="acme",
-        access_groups=("staff",),
-        status=Status.CURRENT,
-        effective_from=0,
-        effective_to=OPEN_END,
-        version="1",
-        url="",
-        title="Travel",
-        section="",
-        text="The hotel limit is 180 euros a night.",
-    )
+    chunk = rec("hotel#1", "The hotel limit is 180 euros a night.")
     build = Build("b", MemorySparse(), MemoryDense(), threading.Lock())
     build.sparse.upsert([chunk])
     embedder = HeldEmbedder()
