@@ -5,21 +5,28 @@ from __future__ import annotations
 import pytest
 
 from ragway_tools.evaluation.answer_run import ask_all
-from ragway_tools.evaluation.debug import debug
+from ragway_tools.evaluation.debug import DebugReport, debug
 from ragway_tools.evaluation.qa import QAItem, QASet
 from ragway_tools.launcher import Stack
 from tests.conftest import FIXTURES
 from tests.integration.conftest import KEYS
 
 
-def test_debug_traces_every_stage_of_one_question(stack: Stack) -> None:
-    report = debug(
+def debug_acme(stack: Stack, depth: int = 10, token: str | None = None) -> DebugReport:
+    """``ragway eval debug`` of one Acme question against the suite's stack."""
+    return debug(
         "What is the Acme meal allowance per day?",
         gateway_url=stack.config.gateway_url,
         retriever=stack.config.retriever_addr,
         key=KEYS["acme"],
         keys_file=FIXTURES / "api-keys.yaml",
+        depth=depth,
+        token=token,
     )
+
+
+def test_debug_traces_every_stage_of_one_question(stack: Stack) -> None:
+    report = debug_acme(stack)
     assert (report.tenant, report.groups) == ("acme", ["staff"])
     stages = {s.stage: s for s in report.stages}
     assert list(stages) == ["bm25", "dense", "fused (RRF)", "reranked"]
@@ -45,15 +52,7 @@ def test_debug_uses_the_stacks_own_service_token(
     # (UNAUTHENTICATED) until the stack's token was passed through.
     monkeypatch.delenv("RAGWAY_SERVICE_TOKEN", raising=False)
     monkeypatch.delenv("RAGWAY_SERVICE_TOKEN_FILE", raising=False)
-    report = debug(
-        "What is the Acme meal allowance per day?",
-        gateway_url=stack.config.gateway_url,
-        retriever=stack.config.retriever_addr,
-        key=KEYS["acme"],
-        keys_file=FIXTURES / "api-keys.yaml",
-        depth=3,
-        token=stack.config.service_token,
-    )
+    report = debug_acme(stack, depth=3, token=stack.config.service_token)
     for stage in report.stages[:3]:  # bm25, dense, fused: searched, not refused
         assert stage.hits, stage.stage
         assert all(h["document_id"].startswith("acme/") for h in stage.hits), stage.stage
