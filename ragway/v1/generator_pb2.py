@@ -22,35 +22,34 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from ragway.v1 import embeddings_pb2 as ragway_dot_v1_dot_embeddings__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19ragway/v1/generator.proto\x12\tragway.v1\"\xab\x01\n\x07Passage\x12\x0e\n\x06number\x18\x01 \x01(\r\x12\x11\n\tsource_id\x18\x02 \x01(\t\x12\x13\n\x0b\x64ocument_id\x18\x03 \x01(\t\x12\r\n\x05title\x18\x04 \x01(\t\x12\x0f\n\x07section\x18\x05 \x01(\t\x12\x0c\n\x04text\x18\x06 \x01(\t\x12\x0b\n\x03url\x18\x07 \x01(\t\x12\x17\n\x0fretrieval_score\x18\x08 \x01(\x02\x12\x14\n\x0cunit_vectors\x18\t \x01(\x0c\"\x8c\x02\n\x0fGenerateRequest\x12\x10\n\x08question\x18\x01 \x01(\t\x12$\n\x08passages\x18\x02 \x03(\x0b\x32\x12.ragway.v1.Passage\x12\x19\n\x11max_output_tokens\x18\x03 \x01(\r\x12\x0e\n\x06run_id\x18\x04 \x01(\t\x12\x18\n\x0bmin_support\x18\x05 \x01(\x02H\x00\x88\x01\x01\x12\x0f\n\x07\x62\x61\x63kend\x18\x06 \x01(\t\x12\r\n\x05model\x18\x07 \x01(\t\x12\x33\n\x10question_vectors\x18\x08 \x03(\x0b\x32\x19.ragway.v1.QuestionVector\x12\x17\n\x0f\x65mbedding_model\x18\t \x01(\tB\x0e\n\x0c_min_support\".\n\x0eQuestionVector\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x0e\n\x06vector\x18\x02 \x03(\x02\"(\n\tTextDelta\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05index\x18\x02 \x01(\r\"4\n\x14GeneratorDegradation\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x02 \x01(\t\"\x1d\n\x0b\x41nswerReset\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\xbb\x02\n\rGenerateFinal\x12\x18\n\x10\x63ited_source_ids\x18\x01 \x03(\t\x12\x16\n\x0e\x63ited_passages\x18\x02 \x03(\r\x12,\n\x07verdict\x18\x03 \x01(\x0e\x32\x1b.ragway.v1.GroundingVerdict\x12\x30\n\x0erefusal_reason\x18\x04 \x01(\x0e\x32\x18.ragway.v1.RefusalReason\x12\x16\n\x0erefusal_detail\x18\x05 \x01(\t\x12\r\n\x05model\x18\x06 \x01(\t\x12\x16\n\x0eprompt_version\x18\x07 \x01(\t\x12\x16\n\x0e\x65vidence_score\x18\x08 \x01(\x02\x12\x0e\n\x06\x61nswer\x18\t \x01(\t\x12\x31\n\x08\x64\x65graded\x18\n \x03(\x0b\x32\x1f.ragway.v1.GeneratorDegradation\"\x96\x01\n\x10GenerateResponse\x12%\n\x05\x64\x65lta\x18\x01 \x01(\x0b\x32\x14.ragway.v1.TextDeltaH\x00\x12)\n\x05\x66inal\x18\x02 \x01(\x0b\x32\x18.ragway.v1.GenerateFinalH\x00\x12\'\n\x05reset\x18\x03 \x01(\x0b\x32\x16.ragway.v1.AnswerResetH\x00\x42\x07\n\x05\x65vent*t\n\x10GroundingVerdict\x12!\n\x1dGROUNDING_VERDICT_UNSPECIFIED\x10\x00\x12\x1e\n\x1aGROUNDING_VERDICT_GROUNDED\x10\x01\x12\x1d\n\x19GROUNDING_VERDICT_REFUSED\x10\x02*\x95\x01\n\rRefusalReason\x12\x1e\n\x1aREFUSAL_REASON_UNSPECIFIED\x10\x00\x12\x1e\n\x1aREFUSAL_REASON_NO_EVIDENCE\x10\x01\x12 \n\x1cREFUSAL_REASON_WEAK_EVIDENCE\x10\x02\x12\"\n\x1eREFUSAL_REASON_MODEL_ABSTAINED\x10\x03\x32R\n\tGenerator\x12\x45\n\x08Generate\x12\x1a.ragway.v1.GenerateRequest\x1a\x1b.ragway.v1.GenerateResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19ragway/v1/generator.proto\x12\tragway.v1\x1a\x1aragway/v1/embeddings.proto\"\xab\x01\n\x07Passage\x12\x0e\n\x06number\x18\x01 \x01(\r\x12\x11\n\tsource_id\x18\x02 \x01(\t\x12\x13\n\x0b\x64ocument_id\x18\x03 \x01(\t\x12\r\n\x05title\x18\x04 \x01(\t\x12\x0f\n\x07section\x18\x05 \x01(\t\x12\x0c\n\x04text\x18\x06 \x01(\t\x12\x0b\n\x03url\x18\x07 \x01(\t\x12\x17\n\x0fretrieval_score\x18\x08 \x01(\x02\x12\x14\n\x0cunit_vectors\x18\t \x01(\x0c\"\x89\x02\n\x0fGenerateRequest\x12\x10\n\x08question\x18\x01 \x01(\t\x12$\n\x08passages\x18\x02 \x03(\x0b\x32\x12.ragway.v1.Passage\x12\x19\n\x11max_output_tokens\x18\x03 \x01(\r\x12\x0e\n\x06run_id\x18\x04 \x01(\t\x12\x18\n\x0bmin_support\x18\x05 \x01(\x02H\x00\x88\x01\x01\x12\x0f\n\x07\x62\x61\x63kend\x18\x06 \x01(\t\x12\r\n\x05model\x18\x07 \x01(\t\x12\x30\n\x10question_vectors\x18\x08 \x03(\x0b\x32\x16.ragway.v1.QueryVector\x12\x17\n\x0f\x65mbedding_model\x18\t \x01(\tB\x0e\n\x0c_min_support\"(\n\tTextDelta\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05index\x18\x02 \x01(\r\"4\n\x14GeneratorDegradation\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x02 \x01(\t\"\x1d\n\x0b\x41nswerReset\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\xbb\x02\n\rGenerateFinal\x12\x18\n\x10\x63ited_source_ids\x18\x01 \x03(\t\x12\x16\n\x0e\x63ited_passages\x18\x02 \x03(\r\x12,\n\x07verdict\x18\x03 \x01(\x0e\x32\x1b.ragway.v1.GroundingVerdict\x12\x30\n\x0erefusal_reason\x18\x04 \x01(\x0e\x32\x18.ragway.v1.RefusalReason\x12\x16\n\x0erefusal_detail\x18\x05 \x01(\t\x12\r\n\x05model\x18\x06 \x01(\t\x12\x16\n\x0eprompt_version\x18\x07 \x01(\t\x12\x16\n\x0e\x65vidence_score\x18\x08 \x01(\x02\x12\x0e\n\x06\x61nswer\x18\t \x01(\t\x12\x31\n\x08\x64\x65graded\x18\n \x03(\x0b\x32\x1f.ragway.v1.GeneratorDegradation\"\x96\x01\n\x10GenerateResponse\x12%\n\x05\x64\x65lta\x18\x01 \x01(\x0b\x32\x14.ragway.v1.TextDeltaH\x00\x12)\n\x05\x66inal\x18\x02 \x01(\x0b\x32\x18.ragway.v1.GenerateFinalH\x00\x12\'\n\x05reset\x18\x03 \x01(\x0b\x32\x16.ragway.v1.AnswerResetH\x00\x42\x07\n\x05\x65vent*t\n\x10GroundingVerdict\x12!\n\x1dGROUNDING_VERDICT_UNSPECIFIED\x10\x00\x12\x1e\n\x1aGROUNDING_VERDICT_GROUNDED\x10\x01\x12\x1d\n\x19GROUNDING_VERDICT_REFUSED\x10\x02*\x95\x01\n\rRefusalReason\x12\x1e\n\x1aREFUSAL_REASON_UNSPECIFIED\x10\x00\x12\x1e\n\x1aREFUSAL_REASON_NO_EVIDENCE\x10\x01\x12 \n\x1cREFUSAL_REASON_WEAK_EVIDENCE\x10\x02\x12\"\n\x1eREFUSAL_REASON_MODEL_ABSTAINED\x10\x03\x32R\n\tGenerator\x12\x45\n\x08Generate\x12\x1a.ragway.v1.GenerateRequest\x1a\x1b.ragway.v1.GenerateResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ragway.v1.generator_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_GROUNDINGVERDICT']._serialized_start=1131
-  _globals['_GROUNDINGVERDICT']._serialized_end=1247
-  _globals['_REFUSALREASON']._serialized_start=1250
-  _globals['_REFUSALREASON']._serialized_end=1399
-  _globals['_PASSAGE']._serialized_start=41
-  _globals['_PASSAGE']._serialized_end=212
-  _globals['_GENERATEREQUEST']._serialized_start=215
-  _globals['_GENERATEREQUEST']._serialized_end=483
-  _globals['_QUESTIONVECTOR']._serialized_start=485
-  _globals['_QUESTIONVECTOR']._serialized_end=531
-  _globals['_TEXTDELTA']._serialized_start=533
-  _globals['_TEXTDELTA']._serialized_end=573
-  _globals['_GENERATORDEGRADATION']._serialized_start=575
-  _globals['_GENERATORDEGRADATION']._serialized_end=627
-  _globals['_ANSWERRESET']._serialized_start=629
-  _globals['_ANSWERRESET']._serialized_end=658
-  _globals['_GENERATEFINAL']._serialized_start=661
-  _globals['_GENERATEFINAL']._serialized_end=976
-  _globals['_GENERATERESPONSE']._serialized_start=979
-  _globals['_GENERATERESPONSE']._serialized_end=1129
-  _globals['_GENERATOR']._serialized_start=1401
-  _globals['_GENERATOR']._serialized_end=1483
+  _globals['_GROUNDINGVERDICT']._serialized_start=1108
+  _globals['_GROUNDINGVERDICT']._serialized_end=1224
+  _globals['_REFUSALREASON']._serialized_start=1227
+  _globals['_REFUSALREASON']._serialized_end=1376
+  _globals['_PASSAGE']._serialized_start=69
+  _globals['_PASSAGE']._serialized_end=240
+  _globals['_GENERATEREQUEST']._serialized_start=243
+  _globals['_GENERATEREQUEST']._serialized_end=508
+  _globals['_TEXTDELTA']._serialized_start=510
+  _globals['_TEXTDELTA']._serialized_end=550
+  _globals['_GENERATORDEGRADATION']._serialized_start=552
+  _globals['_GENERATORDEGRADATION']._serialized_end=604
+  _globals['_ANSWERRESET']._serialized_start=606
+  _globals['_ANSWERRESET']._serialized_end=635
+  _globals['_GENERATEFINAL']._serialized_start=638
+  _globals['_GENERATEFINAL']._serialized_end=953
+  _globals['_GENERATERESPONSE']._serialized_start=956
+  _globals['_GENERATERESPONSE']._serialized_end=1106
+  _globals['_GENERATOR']._serialized_start=1378
+  _globals['_GENERATOR']._serialized_end=1460
 # @@protoc_insertion_point(module_scope)

@@ -10,6 +10,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from ragway.v1 import embeddings_pb2 as _embeddings_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -149,7 +150,7 @@ class GenerateRequest(_message.Message):
     @_builtins.property
     def passages(self) -> _containers.RepeatedCompositeFieldContainer[Global___Passage]: ...
     @_builtins.property
-    def question_vectors(self) -> _containers.RepeatedCompositeFieldContainer[Global___QuestionVector]:
+    def question_vectors(self) -> _containers.RepeatedCompositeFieldContainer[_embeddings_pb2.QueryVector]:
         """The question's embeddings as the retriever computed them (SearchResponse.
         query_vectors), and their model's id. The extractive backend uses a vector
         only for exactly the text it would embed, and only when the model is its
@@ -167,7 +168,7 @@ class GenerateRequest(_message.Message):
         min_support: _builtins.float | None = ...,
         backend: _builtins.str = ...,
         model: _builtins.str = ...,
-        question_vectors: _abc.Iterable[Global___QuestionVector] | None = ...,
+        question_vectors: _abc.Iterable[_embeddings_pb2.QueryVector] | None = ...,
         embedding_model: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_min_support", b"_min_support", "min_support", b"min_support"]  # noqa: Y015
@@ -179,29 +180,6 @@ class GenerateRequest(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__min_support) -> _WhichOneofReturnType__min_support | None: ...
 
 Global___GenerateRequest: _TypeAlias = GenerateRequest  # noqa: Y015
-
-@_typing.final
-class QuestionVector(_message.Message):
-    DESCRIPTOR: _descriptor.Descriptor
-
-    TEXT_FIELD_NUMBER: _builtins.int
-    VECTOR_FIELD_NUMBER: _builtins.int
-    text: _builtins.str
-    @_builtins.property
-    def vector(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
-    def __init__(
-        self,
-        *,
-        text: _builtins.str = ...,
-        vector: _abc.Iterable[_builtins.float] | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["text", b"text", "vector", b"vector"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-Global___QuestionVector: _TypeAlias = QuestionVector  # noqa: Y015
 
 @_typing.final
 class TextDelta(_message.Message):

@@ -11,6 +11,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from ragway.v1 import embeddings_pb2 as _embeddings_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -232,33 +233,6 @@ class SearchRequest(_message.Message):
 Global___SearchRequest: _TypeAlias = SearchRequest  # noqa: Y015
 
 @_typing.final
-class QueryVector(_message.Message):
-    """A text the retriever embedded for a search (the question, one of its parts, or
-    the question as its candidates spell it) and its unit-length vector.
-    """
-
-    DESCRIPTOR: _descriptor.Descriptor
-
-    TEXT_FIELD_NUMBER: _builtins.int
-    VECTOR_FIELD_NUMBER: _builtins.int
-    text: _builtins.str
-    @_builtins.property
-    def vector(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
-    def __init__(
-        self,
-        *,
-        text: _builtins.str = ...,
-        vector: _abc.Iterable[_builtins.float] | None = ...,
-    ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
-    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["text", b"text", "vector", b"vector"]  # noqa: Y015
-    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
-
-Global___QueryVector: _TypeAlias = QueryVector  # noqa: Y015
-
-@_typing.final
 class StageScores(_message.Message):
     """One stage's contribution to a result. A rank of 0 means the stage did not
     return this chunk (or did not run).
@@ -431,7 +405,7 @@ class SearchResponse(_message.Message):
     @_builtins.property
     def timings(self) -> _containers.RepeatedCompositeFieldContainer[Global___StageTiming]: ...
     @_builtins.property
-    def query_vectors(self) -> _containers.RepeatedCompositeFieldContainer[Global___QueryVector]:
+    def query_vectors(self) -> _containers.RepeatedCompositeFieldContainer[_embeddings_pb2.QueryVector]:
         """With SearchRequest.query_vectors: every text this search embedded for its
         dense search, with its vector, and the embedding model's id. Empty when the
         mode ran no dense search.
@@ -447,7 +421,7 @@ class SearchResponse(_message.Message):
         mode: Global___SearchMode.ValueType = ...,
         reranker_model: _builtins.str = ...,
         rerank_skipped: _builtins.bool = ...,
-        query_vectors: _abc.Iterable[Global___QueryVector] | None = ...,
+        query_vectors: _abc.Iterable[_embeddings_pb2.QueryVector] | None = ...,
         embedding_model: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015

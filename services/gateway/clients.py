@@ -17,7 +17,13 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ragway.service_auth import aio_insecure_channel
-from ragway.v1 import generator_pb2, generator_pb2_grpc, retriever_pb2, retriever_pb2_grpc
+from ragway.v1 import (
+    embeddings_pb2,
+    generator_pb2,
+    generator_pb2_grpc,
+    retriever_pb2,
+    retriever_pb2_grpc,
+)
 from services.gateway import metrics
 from services.gateway.resilience import (
     CircuitBreaker,
@@ -227,7 +233,7 @@ class Retrieved:
     timings_ms: dict[str, float]  # the retriever's stages, as "retriever.<stage>"
     # The texts the retriever embedded (the question, its parts, its respelling),
     # for the generator; and their model's id.
-    query_vectors: Sequence[retriever_pb2.QueryVector] = ()
+    query_vectors: Sequence[embeddings_pb2.QueryVector] = ()
     embedding_model: str = ""
 
 
@@ -278,10 +284,7 @@ def generate_request(
         backend=backend,
         model=model,
         # The generator embeds the question as the retriever did; these spare it that.
-        question_vectors=[
-            generator_pb2.QuestionVector(text=v.text, vector=v.vector)
-            for v in (found.query_vectors if found is not None else ())
-        ],
+        question_vectors=found.query_vectors if found is not None else (),
         embedding_model=found.embedding_model if found is not None else "",
         passages=[
             generator_pb2.Passage(

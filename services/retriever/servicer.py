@@ -21,6 +21,7 @@ import grpc
 from ragway.embedding import Embedder
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
+from ragway.v1.embeddings_pb2 import QueryVector
 from services.retriever import metrics, writes
 from services.retriever.admin import BuildAdmin, abort
 from services.retriever.catalog import BuildCatalog
@@ -191,7 +192,7 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
         if request.query_vectors and outcome.query_vectors:
             response.embedding_model = outcome.embedding_model
             response.query_vectors.extend(
-                pb.QueryVector(text=text, vector=vector.tolist())
+                QueryVector(text=text, vector=vector.tolist())
                 for text, vector in outcome.query_vectors.items()
             )
         return response

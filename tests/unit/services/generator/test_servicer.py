@@ -15,6 +15,7 @@ import pytest
 
 from ragway.v1 import generator_pb2 as pb
 from ragway.v1 import generator_pb2_grpc as pb_grpc
+from ragway.v1.embeddings_pb2 import QueryVector
 from services.generator.backends.base import (
     Degradation,
     Delta,
@@ -94,7 +95,7 @@ async def test_a_grounded_answer_passes_unchanged(
 async def test_question_vectors_reach_the_backend(generator: tuple[Any, ScriptedBackend]) -> None:
     stub, backend = generator
     backend.final = Final(answer="", verdict=Verdict.REFUSED, model="m", prompt_version="p")
-    vectors = [pb.QuestionVector(text="hotel limit?", vector=[0.6, 0.8])]
+    vectors = [QueryVector(text="hotel limit?", vector=[0.6, 0.8])]
     await final_of(
         stub,
         pb.GenerateRequest(
@@ -153,25 +154,23 @@ async def test_a_refusal_keeps_its_reason(generator: tuple[Any, ScriptedBackend]
         pb.GenerateRequest(question="q", passages=[PASSAGES[0], PASSAGES[0]]),
         pb.GenerateRequest(question="q", passages=[pb.Passage(number=0, source_id="s")]),
         pb.GenerateRequest(question="q", passages=[pb.Passage(number=1)]),
-        pb.GenerateRequest(
-            question="q", question_vectors=[pb.QuestionVector(text="q", vector=[1.0])]
-        ),
+        pb.GenerateRequest(question="q", question_vectors=[QueryVector(text="q", vector=[1.0])]),
         pb.GenerateRequest(
             question="q",
-            question_vectors=[pb.QuestionVector(text=" ", vector=[1.0])],
+            question_vectors=[QueryVector(text=" ", vector=[1.0])],
             embedding_model="m",
         ),
         pb.GenerateRequest(
-            question="q", question_vectors=[pb.QuestionVector(text="q")], embedding_model="m"
+            question="q", question_vectors=[QueryVector(text="q")], embedding_model="m"
         ),
         pb.GenerateRequest(
             question="q",
-            question_vectors=[pb.QuestionVector(text="q", vector=[0.5, float("nan")])],
+            question_vectors=[QueryVector(text="q", vector=[0.5, float("nan")])],
             embedding_model="m",
         ),
         pb.GenerateRequest(
             question="q",
-            question_vectors=[pb.QuestionVector(text=f"q{n}", vector=[1.0]) for n in range(17)],
+            question_vectors=[QueryVector(text=f"q{n}", vector=[1.0]) for n in range(17)],
             embedding_model="m",
         ),
     ],
