@@ -214,7 +214,9 @@ def test_a_client_that_goes_away_closes_the_iterator_and_cancels_the_watcher(
     app, url = served
     assert first_chunk_then_gone(url, "/until-gone").startswith(b"HTTP/1.1 200 ")
     seen = app.seen[-1]
-    assert seen.first_sent.is_set()
+    # The iterator marks the chunk sent when the response asks it for the next one,
+    # which may come after the client already read the chunk: wait for it, do not race.
+    assert wait_for(seen.first_sent.is_set)
     response = seen.response
     assert response is not None
     assert wait_for(response.disconnected.is_set)
