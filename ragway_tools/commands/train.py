@@ -300,6 +300,7 @@ _TUNING_SETS = [
     Path("eval/helpcentre/qa-tuning.yaml"),
     Path("eval/supportdesk/qa-tuning.yaml"),
     Path("eval/servicehub/qa-tuning.yaml"),
+    Path("eval/homecart/qa-tuning.yaml"),
 ]
 
 

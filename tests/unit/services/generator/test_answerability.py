@@ -25,6 +25,7 @@ def test_the_packaged_model_was_trained_on_tuning_sets_only() -> None:
     assert sorted(trained["qa_sha256"]) == [
         "eval/demo-qa.yaml",
         "eval/helpcentre/qa-tuning.yaml",
+        "eval/homecart/qa-tuning.yaml",
         "eval/servicehub/qa-tuning.yaml",
         "eval/supportdesk/qa-tuning.yaml",
     ]
