@@ -106,7 +106,10 @@ MAX_LISTED_ITEMS = 8
 # about (no passage knows them, or no retrieved table has the row they name) lower the
 # support and weigh in the answerability model on their own. 6: an absent word counts
 # in ``missing`` as much as the question's meaning depends on it (its salience).
-POLICY_VERSION = "extractive-policy-6"
+# 7: the support loses as much for absent terms as the question's meaning rests on
+# them (salience, as ``missing``), pronouns and contraction stubs are no terms, and
+# an amount written short ("100k") is a number, not a name the pages lack.
+POLICY_VERSION = "extractive-policy-7"
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +145,11 @@ class ExtractiveConfig:
     # How much a unit stating a limit ("up to 300 pages") gains when the question
     # asks for one ("how long can a PDF be").
     bound_weight: float = 0.04
-    # Support lost per unit of the question's (rarity-weighted) terms that no
-    # retrieved passage contains, even misspelt: "the Premium plan" when no
-    # passage knows a Premium plan is a question the evidence does not answer.
+    # Support lost per unit of the question's meaning that rests on terms no
+    # retrieved passage contains, even misspelt (each term's rarity weight times
+    # its salience, ``_absent_meaning``): "the Premium plan" when no passage knows
+    # a Premium plan is a question the evidence does not answer; "my husband lost
+    # his job" told before the question is not.
     missing_weight: float = 0.15
     # Support lost per name in the question (up to two) that no passage contains.
     missing_name_weight: float = 0.1
@@ -214,6 +219,9 @@ class ExtractiveGenerator:
         # score() and evidence() ask for the same question over the same passages:
         # it is reworded (and any acronym embedded) once.
         self._worded = functools.lru_cache(maxsize=512)(self._as_the_passages_word_it)
+        # score() and evidence() weigh the same part's absent terms by their salience:
+        # the question is embedded without each of its terms once.
+        self._salient = functools.lru_cache(maxsize=512)(self._salience_of)
 
     @property
     def min_support(self) -> float:
@@ -372,7 +380,8 @@ class ExtractiveGenerator:
             # more paraphrases but also a forbidden question of the demo set's
             # held-out part (docs/generation.md), so they stay in.
             total_weight = sum(weights.values())
-            missing_share, _ = _missing(q_terms, weights, vocabulary)
+            _, absent = _missing(q_terms, weights, vocabulary)
+            missing_share = self._absent_meaning(part.text, q_terms, weights, absent)
             names = _question_names(part.text, q_terms)
             names_missing = len(
                 _absent_names(part.text, q_terms, vocabulary, units_of, heading_names)
@@ -640,15 +649,11 @@ class ExtractiveGenerator:
         named = [w for w in _surface_words(text) if stem(w.lower()) in absent_names]
         # The names have a feature of their own; ``missing`` is the other words,
         # each as much as the question's meaning depends on it.
-        total = sum(weights.values())
         others = absent - absent_names
-        missing = 0.0
-        if others and total:
-            salience = self._salience(text, q_terms)
-            meaning = sum(salience.values())
-            if meaning:
-                missing = sum(weights[t] / total * salience[t] for t in others) / meaning
+        missing = self._absent_meaning(text, q_terms, weights, others)
+        if others:
             # The refusal names the words the question hangs on first.
+            salience = self._salience(text, q_terms)
             said.sort(key=lambda w: -salience.get(stem(w), 0.0))
         return Evidence(
             support=best.support,
@@ -659,7 +664,33 @@ class ExtractiveGenerator:
             missing_names=tuple(dict.fromkeys(named)),
         )
 
-    def _salience(self, text: str, q_terms: set[str]) -> dict[str, float]:
+    def _absent_meaning(
+        self, text: str, q_terms: set[str], weights: Mapping[str, float], absent: set[str]
+    ) -> float:
+        """How much of the question's meaning rests on its ``absent`` terms: each
+        one's share of the rarity weight times its salience, over the question's
+        whole salience.
+
+        The rarity share alone made a customer's story cost as much as an
+        undocumented subject: "My husband lost his job … anything cheaper?" lost
+        most of its support for "husband" and "job", which no page has and the
+        question hardly hangs on, while "whiteboards" in "Can I use whiteboards?"
+        is what the question is about.
+        """
+        total = sum(weights.values())
+        if not absent or not total:
+            return 0.0
+        salience = self._salience(text, q_terms)
+        meaning = sum(salience.values())
+        if not meaning:
+            return 0.0
+        return sum(weights[t] / total * salience[t] for t in absent) / meaning
+
+    def _salience(self, text: str, q_terms: set[str]) -> Mapping[str, float]:
+        """Each term's salience in ``text`` (``_salience_of``), once per question."""
+        return self._salient(text, frozenset(q_terms))
+
+    def _salience_of(self, text: str, q_terms: frozenset[str]) -> Mapping[str, float]:
         """How much the question's meaning depends on each of its terms: how far its
         embedding moves when the term's words are left out (1 - cosine).
 
@@ -922,6 +953,13 @@ _FILLER = frozenset(stem(w) for w in (
     # "What happens if …", "What does NW-1190 mean?", "How does resume work?".
     "computed", "calculated", "determined", "happens", "happen", "mean", "means", "work",
     "works",
+    # Who a customer's story is about ("my daughter … she's still getting on sites she
+    # shouldn't"), and what is left of a contraction once the apostrophe splits it
+    # ("isn't" reads as "isn" and "t"): no page states them, and they name nothing.
+    "he", "him", "his", "she", "her", "hers", "herself", "himself", "myself", "ourselves",
+    "yourself", "yourselves", "themselves", "us", "am", "isn", "aren", "wasn", "weren", "don",
+    "doesn", "didn", "won", "wouldn", "shouldn", "couldn", "haven", "hasn", "hadn", "ll", "re",
+    "ve",
 ))  # fmt: skip
 
 
@@ -1237,9 +1275,14 @@ def _item_number(unit: Unit) -> int | None:
     return int(head[:-1]) if head[:-1].isdigit() and head[-1:] in ".)" else None
 
 
+_SHORT_AMOUNT = re.compile(r"\d+(?:\.\d+)?(?:k|m|bn)")
+
+
 def _known(term: str, vocabulary: set[str]) -> bool:
     """The term, or a spelling one or two edits away, is in some retrieved passage."""
-    if term in vocabulary or term.isdigit():
+    if term in vocabulary or term.isdigit() or _SHORT_AMOUNT.fullmatch(term):
+        # A number is a value the question asks about, not a name the pages must
+        # know; "100k" and "1.5m" are numbers written short ("$100,000").
         return True
     if len(term) < 4 or _has_digit(term):
         # An identifier one character off ("LM-7002" for "LM-6001") is another

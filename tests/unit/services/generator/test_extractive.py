@@ -876,3 +876,20 @@ def test_each_part_takes_a_close_runner_up_after_every_part_has_its_best() -> No
     assert [s.passage.number for s in short.select(scored, 256)] == [1, 4]
     wide = ExtractiveGenerator(FakeEmbedder(), ExtractiveConfig(max_sentences=4))
     assert [s.passage.number for s in wide.select(scored, 256)] == [1, 2, 4, 5]
+
+
+def test_an_amount_written_short_is_a_number_not_a_name_the_pages_lack() -> None:
+    # "$100k" is "$100,000" written short; like a plain number it is a value the
+    # question asks about, not a product or plan the pages do not know.
+    taxes = Passage(
+        1, "taxes#us", "taxes", "Taxes", "US sales tax",
+        "Automatic tax calculation is free for your first $100,000 in US sales each "
+        "calendar year. After that, it costs 0.5% of each taxed order.",
+    )  # fmt: skip
+    question = "We'll go past $100k in US sales. Does automatic tax calculation cost money then?"
+    evidence = GEN.evidence(question, [taxes], GEN.score(question, [taxes]))
+    assert evidence.missing_names == ()
+    # An identifier the pages lack is still a name they do not know.
+    question = "Does automatic tax calculation cost money on the TX-900 add-on?"
+    evidence = GEN.evidence(question, [taxes], GEN.score(question, [taxes]))
+    assert evidence.missing_names == ("TX-900",)
