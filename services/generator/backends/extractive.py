@@ -380,7 +380,7 @@ class ExtractiveGenerator:
             # more paraphrases but also a forbidden question of the demo set's
             # held-out part (docs/generation.md), so they stay in.
             total_weight = sum(weights.values())
-            _, absent = _missing(q_terms, weights, vocabulary)
+            absent = _absent(q_terms, vocabulary)
             missing_share = self._absent_meaning(part.text, q_terms, weights, absent)
             names = _question_names(part.text, q_terms)
             names_missing = len(
@@ -637,7 +637,7 @@ class ExtractiveGenerator:
         q_terms = question_terms(text)
         weights = _term_weights(q_terms, passage_terms)
         vocabulary = set().union(*passage_terms)
-        _, absent = _missing(q_terms, weights, vocabulary)
+        absent = _absent(q_terms, vocabulary)
         said = [w for w in words(_WORD_HYPHEN.sub(" ", text)) if stem(w) in absent]
         absent_names = _absent_names(
             text,
@@ -1093,14 +1093,9 @@ def _passage_terms(p: Passage) -> frozenset[str]:
     return _terms_of(p.title, p.section, p.text)
 
 
-def _missing(
-    q_terms: set[str], weights: dict[str, float], vocabulary: set[str]
-) -> tuple[float, set[str]]:
-    """The weighted share of the question's terms that no passage has (even misspelt),
-    and those terms."""
-    absent = {t for t in q_terms if not _known(t, vocabulary)}
-    total = sum(weights.values())
-    return (sum(weights[t] for t in absent) / total if total else 0.0), absent
+def _absent(q_terms: set[str], vocabulary: set[str]) -> set[str]:
+    """The question's terms that no passage has, even misspelt."""
+    return {t for t in q_terms if not _known(t, vocabulary)}
 
 
 def _question_names(question: str, q_terms: set[str]) -> set[str]:
