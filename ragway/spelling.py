@@ -35,6 +35,28 @@ _ALPHA = re.compile(r"^[a-z]+$")
 # Shorter words are too often another real word one edit away ("pics", "pins").
 MIN_LENGTH = 5
 
+# What chat users type for a common word. No edit budget reaches these: "b4" holds
+# a digit (so it read as an identifier no page has, and the question was refused
+# with "does not cover “b4”"), "u" and "wat" are too short to repair, and "dont" is
+# a term no passage writes. Only unambiguous ones: "r", "n", "w" or "id" are left
+# alone. A word the passages themselves use ("hrs", "approx") is kept as it is.
+SHORTHAND: dict[str, str] = {
+    "b4": "before", "u": "you", "ur": "your", "pls": "please", "plz": "please",
+    "thx": "thanks", "thnx": "thanks", "msg": "message", "msgs": "messages",
+    "acct": "account", "accts": "accounts", "abt": "about", "cuz": "because",
+    "coz": "because", "bcoz": "because", "tmrw": "tomorrow", "2moro": "tomorrow",
+    "2day": "today", "wk": "week", "wks": "weeks", "yr": "year", "yrs": "years",
+    "hr": "hour", "hrs": "hours", "mins": "minutes", "secs": "seconds",
+    "mth": "month", "mths": "months", "pwd": "password", "ppl": "people",
+    "approx": "approximately", "appt": "appointment", "appts": "appointments",
+    "thru": "through", "wat": "what", "wats": "what's", "whats": "what's",
+    "dont": "don't", "cant": "can't", "doesnt": "doesn't", "didnt": "didn't",
+    "isnt": "isn't", "wasnt": "wasn't", "arent": "aren't", "havent": "haven't",
+    "hasnt": "hasn't", "couldnt": "couldn't", "shouldnt": "shouldn't",
+    "wouldnt": "wouldn't", "youre": "you're", "theyre": "they're", "im": "I'm",
+    "ive": "I've",
+}  # fmt: skip
+
 
 def vocabulary(texts: Iterable[str]) -> dict[str, int]:
     """The lower-case words of the texts, with how often each occurs."""
@@ -118,7 +140,9 @@ def repair(
     for m in _TOKEN.finditer(question):
         word = m.group(0)
         fixed = None
-        if _suspect(word, m.start(), question, real):
+        if (short := _shorthand(word, m.start(), question)) is not None:
+            fixed = None if word.lower() in known else short
+        elif _suspect(word, m.start(), question, real):
             if word not in closest:
                 closest[word] = _replacement(word.lower(), forms, stems, joined or {})
             fixed = closest[word]
@@ -133,7 +157,22 @@ def suspects(question: str) -> bool:
     """Whether the question has a word ``repair`` might change: one that is no
     English word (cheap to ask before gathering a vocabulary to repair it from)."""
     real = english_words()
-    return any(_suspect(m.group(0), m.start(), question, real) for m in _TOKEN.finditer(question))
+    return any(
+        _shorthand(m.group(0), m.start(), question) is not None
+        or _suspect(m.group(0), m.start(), question, real)
+        for m in _TOKEN.finditer(question)
+    )
+
+
+def _shorthand(word: str, start: int, question: str) -> str | None:
+    """The word a chat shorthand stands for ("b4", "u", "pls", "dont"), else None.
+
+    Typed in lower case (or capitalised as the question's first word): "UR" or a
+    capitalised "Ur" inside a question is a name or a code, kept as written.
+    """
+    if not (word.islower() or (word == word.capitalize() and not question[:start].strip())):
+        return None
+    return SHORTHAND.get(word.lower())
 
 
 def _suspect(word: str, start: int, question: str, real: Container[str]) -> bool:

@@ -80,6 +80,7 @@ _FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]+\]")
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>&])")
 _HELD = re.compile(r"\x00(\d+)\x00")
+_HELD_CODE = re.compile(r"\x01(\d+)\x01")
 _BREAK = re.compile(r"<br\s*/?>", re.I)
 _BREAK_END = re.compile(_BREAK.pattern + r"\s*$", re.I)  # a line ending in a "<br>"
 
@@ -96,12 +97,17 @@ def plain(text: str) -> str:
     their characters, an autolink is its address, an escaped character is that
     character, and struck-out text (what no longer holds) is gone.
     """
-    pieces = _CODE.split(text)  # text, code, text, code, …, text
-    out = [
-        piece.replace("\\|", "|") if i % 2 else _plain_prose(piece)
-        for i, piece in enumerate(pieces)
-    ]
-    return " ".join("".join(out).split())
+    # Code is held aside while the prose around it is read as one text, so that
+    # emphasis wrapping code ("**`HS-204` — Authentication failed.**") is removed
+    # as a whole; read piece by piece, each "**" was left raw in the answer.
+    code: list[str] = []
+
+    def hold(m: re.Match[str]) -> str:
+        code.append(m.group(1).replace("\\|", "|"))
+        return f"\x01{len(code) - 1}\x01"
+
+    prose = _plain_prose(_CODE.sub(hold, text))
+    return " ".join(_HELD_CODE.sub(lambda m: code[int(m.group(1))], prose).split())
 
 
 def _plain_prose(text: str) -> str:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from ragway.spelling import compounds, edit_distance, english_words, repair, vocabulary
+from ragway.spelling import (
+    compounds,
+    edit_distance,
+    english_words,
+    repair,
+    suspects,
+    vocabulary,
+)
 
 PAGES = vocabulary(
     [
@@ -102,3 +109,14 @@ def test_the_words_read_once_per_passage_merge_as_reading_them_all_did() -> None
     joined["screenshare"] = "changed"
     assert vocabulary([first])["screen"] == 2
     assert compounds([first])["screenshare"] == "screen sharing"
+
+
+def test_chat_shorthand_is_spelt_out_unless_the_passages_use_it() -> None:
+    known = vocabulary(["Links expire after 48 hrs. Close the store before you leave."])
+    assert repair("how many days b4 u close it", known) == "how many days before you close it"
+    assert repair("if we just dont pay", known) == "if we just don't pay"
+    # The passages write "hrs": the user's word is theirs, kept.
+    assert repair("link good for how many hrs", known) == "link good for how many hrs"
+    # In capitals inside a question it is a name or a code, not shorthand.
+    assert repair("is the UR code valid", known) == "is the UR code valid"
+    assert suspects("how many days b4 u close it")

@@ -185,6 +185,15 @@ def test_inline_code_is_kept_verbatim() -> None:
     assert plain("Edit `__init__.py` and <b>save</b> it.") == "Edit __init__.py and save it."
 
 
+def test_emphasis_around_inline_code_is_removed_with_the_code_kept() -> None:
+    # Read piece by piece around the code span, each "**" stayed in the answer raw.
+    assert plain("**`HS-204` — Authentication failed.** The line works.") == (
+        "HS-204 — Authentication failed. The line works."
+    )
+    assert plain("Run **`ragway eval`** or _`make test`_.") == "Run ragway eval or make test."
+    assert plain("`**kwargs` and **bold**") == "**kwargs and bold"
+
+
 def test_an_faq_question_is_the_context_of_its_answer_not_a_unit() -> None:
     faq = (
         "**Do you ship to PO boxes?**\n"

@@ -893,3 +893,17 @@ def test_an_amount_written_short_is_a_number_not_a_name_the_pages_lack() -> None
     question = "Does automatic tax calculation cost money on the TX-900 add-on?"
     evidence = GEN.evidence(question, [taxes], GEN.score(question, [taxes]))
     assert evidence.missing_names == ("TX-900",)
+
+
+def test_a_chat_shorthand_is_the_word_it_stands_for_not_a_name_the_pages_lack() -> None:
+    # "b4" holds a digit, so it read as an identifier no page has and the question
+    # was refused with "does not cover “b4”".
+    frozen = Passage(
+        1, "payments#frozen", "payments", "Payments", "Frozen stores",
+        "If your card is declined, we freeze the store and email you. "
+        "If a store stays frozen for 60 days, we close it.",
+    )  # fmt: skip
+    question = "store frozen card declined, how many days b4 u close it"
+    evidence = GEN.evidence(question, [frozen], GEN.score(question, [frozen]))
+    assert evidence.missing_names == ()
+    assert GEN.repaired(question, [frozen]).endswith("how many days before you close it")
