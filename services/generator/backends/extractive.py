@@ -109,7 +109,7 @@ MAX_LISTED_ITEMS = 8
 # 7: the support loses as much for absent terms as the question's meaning rests on
 # them (salience, as ``missing``), pronouns and contraction stubs are no terms, and
 # an amount written short ("100k") is a number, not a name the pages lack.
-POLICY_VERSION = "extractive-policy-7"
+POLICY_VERSION = "extractive-policy-8"
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,6 +361,7 @@ class ExtractiveGenerator:
         passage_terms = [_passage_terms(p) for p in passages]
         vocabulary = set().union(*passage_terms)
         row_keys = {p.number: _row_keys(self._passage_units(p)) for p in passages}
+        label_keys = {p.number: _label_keys(self._passage_units(p)) for p in passages}
         units_of = [self._passage_units(p) for p in passages]
         heading_names = _heading_names(passages)
         cfg = self._config
@@ -428,6 +429,12 @@ class ExtractiveGenerator:
                 step = ordinal is not None and u.kind == "item" and _item_number(u) == ordinal
                 if step:
                     support += cfg.key_weight
+                # A labelled line ("Variants per product: 250") is keyed by its label
+                # as a row is by its first cell.
+                label = label_keys[p.number].get(u.position)
+                labelled = bool(label) and _key_matches(label or set(), q_terms)
+                if labelled:
+                    support += cfg.key_weight
                 holding = 0.0
                 if typed:
                     # Lacking the asked kind costs less than holding it gains
@@ -439,7 +446,8 @@ class ExtractiveGenerator:
                         else cfg.lack_weight
                     )
                     support += cfg.type_weight if holding > 0 else -lack
-                keyed = other_row = 0.0
+                keyed = float(labelled)
+                other_row = 0.0
                 if u.kind == "row":
                     key = row_keys[p.number].get(u.position, set())
                     if key and _key_matches(key, q_terms):
@@ -1068,6 +1076,31 @@ def _row_keys(passage_units: Sequence[Unit]) -> dict[int, set[str]]:
         keys = [set(content_terms(u.key)) for u in rows]
         shared: set[str] = set.intersection(*keys) if len(keys) > 1 else set()
         for u, key in zip(rows, keys, strict=True):
+            out[u.position] = (key - shared) or key
+    return out
+
+
+_LABELLED = re.compile(r"^([^:.;?!]{2,40}):\s+\S")
+
+
+def _label_keys(passage_units: Sequence[Unit]) -> dict[int, set[str]]:
+    """Each labelled line's distinguishing label terms, by unit position.
+
+    A list of limits ("Options per product: 3", "Variants per product: 250") is a
+    table written as lines: the label is its row key, and as in ``_row_keys`` the
+    terms every label of the list shares ("per product") name the list, not the line.
+    """
+    lists: dict[tuple[str, str], list[tuple[Unit, set[str]]]] = {}
+    for u in passage_units:
+        if u.kind in ("item", "sentence") and (m := _LABELLED.match(u.text)):
+            label = m.group(1)
+            if len(label.split()) <= 5 and (terms := set(content_terms(label))):
+                lists.setdefault((u.kind, u.context), []).append((u, terms))
+    out: dict[int, set[str]] = {}
+    for labelled in lists.values():
+        keys = [terms for _, terms in labelled]
+        shared: set[str] = set.intersection(*keys) if len(keys) > 1 else set()
+        for u, key in labelled:
             out[u.position] = (key - shared) or key
     return out
 

@@ -38,7 +38,7 @@ from services.generator.backends.extractive import (
     question_terms,
 )
 from services.generator.grounding import citations, review_final
-from services.generator.unit_ranker import UnitRanker
+from services.generator.unit_ranker import UNIT_FEATURES, UnitRanker
 from tests.unit.services.retriever.fakes import FakeEmbedder
 
 # As the generator serves by default: the floor, the packaged answerability model
@@ -907,3 +907,22 @@ def test_a_chat_shorthand_is_the_word_it_stands_for_not_a_name_the_pages_lack() 
     evidence = GEN.evidence(question, [frozen], GEN.score(question, [frozen]))
     assert evidence.missing_names == ()
     assert GEN.repaired(question, [frozen]).endswith("how many days before you close it")
+
+
+def test_a_labelled_line_is_keyed_by_its_label_as_a_row_by_its_first_cell() -> None:
+    # "Variants per product: 250" answers "how many variants can one product have"
+    # as the row "Variants per product | 250" would; the label gets the row key's due.
+    limits = Passage(
+        1, "products#limits", "products", "Products", "Limits",
+        "These limits are the same on every plan:\n\n"
+        "- **Options per product:** 3\n"
+        "- **Variants per product:** 250\n"
+        "- **Images per product:** 200, each up to 20 MB\n",
+    )  # fmt: skip
+    scored = GEN.score("How many variants can one product have?", [limits])
+    keyed = {s.unit.text: s.features[UNIT_FEATURES.index("row_key")] for s in scored if s.unit}
+    assert keyed["Variants per product: 250"] == 1.0
+    assert keyed["Options per product: 3"] == 0.0  # "options" is not asked about
+    assert keyed["Images per product: 200, each up to 20 MB"] == 0.0
+    support = {s.unit.text: s.support for s in scored if s.unit}
+    assert support["Variants per product: 250"] > support["Options per product: 3"]
