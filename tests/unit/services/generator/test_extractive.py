@@ -46,6 +46,13 @@ from tests.unit.services.retriever.fakes import FakeEmbedder
 GEN = ExtractiveGenerator(
     OnnxMiniLMEmbedder(), answerability=AnswerabilityModel.load(), ranker=UnitRanker.load()
 )
+
+
+def _evidence(question: str, *passages: Passage) -> Evidence:
+    """The evidence the default generator weighs for ``question`` over ``passages``."""
+    return GEN.evidence(question, list(passages), GEN.score(question, list(passages)))
+
+
 PASSAGES = [
     Passage(
         1,
@@ -634,7 +641,7 @@ def test_a_plan_the_table_does_not_have_is_a_missing_name() -> None:
     passages = [PLANS, TRASH, invite]
 
     def evidence(question: str) -> Evidence:
-        return GEN.evidence(question, passages, GEN.score(question, passages))
+        return _evidence(question, *passages)
 
     team = evidence("How much storage does the Team plan include?")
     starter = evidence("How much storage does the Starter plan include?")
@@ -831,11 +838,11 @@ def test_a_name_a_page_is_titled_with_is_known_even_where_a_table_lacks_its_row(
         "You can pause a paid membership for 1, 2 or 3 months, once per calendar year.",
     )  # fmt: skip
     question = "Can I stop paying for my Max plan for a while without cancelling it?"
-    evidence = GEN.evidence(question, [fleet, pause], GEN.score(question, [fleet, pause]))
+    evidence = _evidence(question, fleet, pause)
     assert (evidence.names, evidence.missing_names) == (0.0, ())
     # Without the title, Max is a plan the fleet table does not have, as before.
     untitled = replace(pause, title="Memberships")
-    evidence = GEN.evidence(question, [fleet, untitled], GEN.score(question, [fleet, untitled]))
+    evidence = _evidence(question, fleet, untitled)
     assert evidence.missing_names == ("Max",)
 
 
@@ -887,26 +894,21 @@ def test_an_amount_written_short_is_a_number_not_a_name_the_pages_lack() -> None
         "calendar year. After that, it costs 0.5% of each taxed order.",
     )  # fmt: skip
     question = "We'll go past $100k in US sales. Does automatic tax calculation cost money then?"
-    evidence = GEN.evidence(question, [taxes], GEN.score(question, [taxes]))
+    evidence = _evidence(question, taxes)
     assert evidence.missing_names == ()
     # An identifier the pages lack is still a name they do not know.
     question = "Does automatic tax calculation cost money on the TX-900 add-on?"
-    evidence = GEN.evidence(question, [taxes], GEN.score(question, [taxes]))
+    evidence = _evidence(question, taxes)
     assert evidence.missing_names == ("TX-900",)
 
 
 def test_a_chat_shorthand_is_the_word_it_stands_for_not_a_name_the_pages_lack() -> None:
-    # "b4" holds a digit, so it read as an identifier no page has and the question
-    # was refused with "does not cover “b4”".
-    frozen = Passage(
-        1, "payments#frozen", "payments", "Payments", "Frozen stores",
-        "If your card is declined, we freeze the store and email you. "
-        "If a store stays frozen for 60 days, we close it.",
-    )  # fmt: skip
+    # "b4" holds a digit: it read as an identifier no page has ("does not cover “b4”").
+    text = "If a card is declined, we freeze the store. After 60 days frozen, we close it."
+    frozen = Passage(1, "payments#frozen", "payments", "Payments", "Frozen stores", text)
     question = "store frozen card declined, how many days b4 u close it"
-    evidence = GEN.evidence(question, [frozen], GEN.score(question, [frozen]))
-    assert evidence.missing_names == ()
     assert GEN.repaired(question, [frozen]).endswith("how many days before you close it")
+    assert _evidence(question, frozen).missing_names == ()
 
 
 def test_a_labelled_line_is_keyed_by_its_label_as_a_row_by_its_first_cell() -> None:
