@@ -31,7 +31,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -108,7 +108,8 @@ MAX_LISTED_ITEMS = 8
 # in ``missing`` as much as the question's meaning depends on it (its salience).
 # 7: the support loses as much for absent terms as the question's meaning rests on
 # them (salience, as ``missing``), pronouns and contraction stubs are no terms, and
-# an amount written short ("100k") is a number, not a name the pages lack.
+# an amount written short ("100k") is a number, not a name the pages lack. 8: a
+# labelled line ("Variants per product: 250") is keyed by its label as a row is.
 POLICY_VERSION = "extractive-policy-8"
 
 
@@ -431,8 +432,7 @@ class ExtractiveGenerator:
                     support += cfg.key_weight
                 # A labelled line ("Variants per product: 250") is keyed by its label
                 # as a row is by its first cell.
-                label = label_keys[p.number].get(u.position)
-                labelled = bool(label) and _key_matches(label or set(), q_terms)
+                labelled = _key_matches(label_keys[p.number].get(u.position, set()), q_terms)
                 if labelled:
                     support += cfg.key_weight
                 holding = 0.0
@@ -1067,17 +1067,11 @@ def _row_keys(passage_units: Sequence[Unit]) -> dict[int, set[str]]:
     rows "Webinars 1,000" and "Webinars 3,000" only the number tells them apart,
     so "Webinars 10,000" matches neither.
     """
-    tables: dict[str, list[Unit]] = {}
+    tables: dict[str, list[tuple[Unit, set[str]]]] = {}
     for u in passage_units:
         if u.kind == "row":
-            tables.setdefault(u.context, []).append(u)
-    out: dict[int, set[str]] = {}
-    for rows in tables.values():
-        keys = [set(content_terms(u.key)) for u in rows]
-        shared: set[str] = set.intersection(*keys) if len(keys) > 1 else set()
-        for u, key in zip(rows, keys, strict=True):
-            out[u.position] = (key - shared) or key
-    return out
+            tables.setdefault(u.context, []).append((u, set(content_terms(u.key))))
+    return _distinguishing(tables.values())
 
 
 _LABELLED = re.compile(r"^([^:.;?!]{2,40}):\s+\S")
@@ -1096,11 +1090,17 @@ def _label_keys(passage_units: Sequence[Unit]) -> dict[int, set[str]]:
             label = m.group(1)
             if len(label.split()) <= 5 and (terms := set(content_terms(label))):
                 lists.setdefault((u.kind, u.context), []).append((u, terms))
+    return _distinguishing(lists.values())
+
+
+def _distinguishing(groups: Iterable[list[tuple[Unit, set[str]]]]) -> dict[int, set[str]]:
+    """Each keyed unit's key terms, by position, less the terms every key of its
+    group shares (they name the group); a key that has no others keeps them all."""
     out: dict[int, set[str]] = {}
-    for labelled in lists.values():
-        keys = [terms for _, terms in labelled]
+    for keyed in groups:
+        keys = [key for _, key in keyed]
         shared: set[str] = set.intersection(*keys) if len(keys) > 1 else set()
-        for u, key in labelled:
+        for u, key in keyed:
             out[u.position] = (key - shared) or key
     return out
 
