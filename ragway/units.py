@@ -81,6 +81,7 @@ _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>&])")
 _HELD = re.compile(r"\x00(\d+)\x00")
 _HELD_CODE = re.compile(r"\x01(\d+)\x01")
+_PLACEHOLDERS = str.maketrans("", "", "\x00\x01")
 _BREAK = re.compile(r"<br\s*/?>", re.I)
 _BREAK_END = re.compile(_BREAK.pattern + r"\s*$", re.I)  # a line ending in a "<br>"
 
@@ -100,6 +101,9 @@ def plain(text: str) -> str:
     # Code is held aside while the prose around it is read as one text, so that
     # emphasis wrapping code ("**`HS-204` — Authentication failed.**") is removed
     # as a whole; read piece by piece, each "**" was left raw in the answer.
+    # The placeholders below are control characters no reader sees: a page's own
+    # (pasted from elsewhere) is dropped, so it cannot pose as one (an IndexError).
+    text = text.translate(_PLACEHOLDERS)
     code: list[str] = []
 
     def hold(m: re.Match[str]) -> str:

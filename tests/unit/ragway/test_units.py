@@ -408,3 +408,10 @@ def test_an_askers_own_words_after_their_question_are_the_question_not_an_answer
     assert "W-9?" in found[0].context
     # An answer in the first person after a statement is still an answer.
     assert found[2].context == "Do you ship to PO boxes?"
+
+
+def test_control_characters_in_a_page_are_dropped_not_read_as_placeholders() -> None:
+    # plain() holds code and escapes aside behind \x00 and \x01; a page's own one
+    # followed by digits was looked up as a held piece and raised IndexError.
+    assert plain("a \x015\x01 b") == "a 5 b"
+    assert plain("a \x000\x00 b `c`") == "a 0 b c"
