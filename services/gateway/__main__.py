@@ -47,7 +47,14 @@ def main() -> int:
     except (FileNotFoundError, ValueError) as exc:
         sys.stderr.write(f"gateway: {exc}\n")
         return 2
-    config = uvicorn.Config(app, log_config=None, timeout_graceful_shutdown=10, access_log=False)
+    config = uvicorn.Config(
+        app,
+        loop=settings.event_loop,
+        http=settings.http_parser,
+        log_config=None,
+        timeout_graceful_shutdown=10,
+        access_log=False,
+    )
     server = uvicorn.Server(config)
     server.run(sockets=[sock])
     return 0

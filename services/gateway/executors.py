@@ -22,6 +22,8 @@ import logging
 import signal
 import sys
 
+import uvloop
+
 from ragway import logs, telemetry
 from ragway.metrics import serve_metrics
 from services.gateway.main import create_app
@@ -54,7 +56,9 @@ def main() -> int:
         return 2
     try:
         telemetry.configure("ragway-gateway")
-        asyncio.run(serve(settings))
+        loop_factory = uvloop.new_event_loop if settings.event_loop == "uvloop" else None
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(serve(settings))
     except (FileNotFoundError, ValueError) as exc:
         sys.stderr.write(f"gateway executors: {exc}\n")
         return 2

@@ -63,6 +63,10 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # The loop this process runs on (RAGWAY_EVENT_LOOP), as it runs: a process that
+        # fell back to asyncio says so here rather than only in its latency.
+        loop_module = type(asyncio.get_running_loop()).__module__.split(".")[0]
+        log.info("event loop", extra={"event_loop": loop_module})
         # A fixed pool that callers queue on: a burst of requests (2,000 streams opening
         # at once) waits for a connection instead of opening one each.
         # Both pools replace the connections a Redis restart closed (ragway/redis_pools.py).

@@ -89,3 +89,9 @@ class GatewaySettings(RedisClientSettings):
     # The evidence console at /console (docs/channels.md): the static page (html), the
     # Gradio app (gradio: `ragway up --console`; imports gradio), or none (off).
     console: Literal["html", "gradio", "off"] = "html"
+    # The event loop and HTTP parser of the gateway (and executor) processes. uvloop and
+    # httptools are C implementations of what asyncio and h11 do in Python; with them
+    # one process carries more runs and opens streams faster (docs/performance.md).
+    # "asyncio" / "h11" fall back to the pure-Python ones.
+    event_loop: Literal["uvloop", "asyncio"] = "uvloop"
+    http_parser: Literal["httptools", "h11"] = "httptools"

@@ -56,3 +56,24 @@ def test_the_executor_process_runs_what_the_gateway_streams(split: Stack) -> Non
     names = [c["name"].decode() if isinstance(c["name"], bytes) else c["name"] for c in consumers]
     assert [n.rsplit("-", 1)[1] for n in names] == [str(executors_pid)]
     assert str(gateway_pid) not in [n.rsplit("-", 1)[1] for n in names]
+
+
+def test_the_gateway_and_the_executor_process_run_on_uvloop(split: Stack) -> None:
+    # The setting's default (RAGWAY_EVENT_LOOP=uvloop), as each process logs the loop
+    # it actually runs on: a silent fallback to asyncio would show here.
+    for part in ("gateway", "executors"):
+        log = (split.logs_dir / f"{part}.log").read_text()
+        assert "event loop event_loop=uvloop" in log, log[-2000:]
+        assert "event_loop=asyncio" not in log
+
+
+def test_the_pure_python_loop_remains_a_setting(stack: Stack, tmp_path: Path) -> None:
+    env = {"RAGWAY_EVENT_LOOP": "asyncio", "RAGWAY_HTTP_PARSER": "h11"}
+    with own_redis(stack, tmp_path, env) as s:
+        s.start_gateway()
+        with httpx.Client(base_url=s.config.gateway_url, timeout=60) as api:
+            run_id = start_run(api, QUESTION, auth("demo"))
+            events = read_events(api, run_id, auth("demo"))
+        log = (s.logs_dir / "gateway.log").read_text()
+    assert events[-1].event == "run.completed"
+    assert "event loop event_loop=asyncio" in log, log[-2000:]
