@@ -91,7 +91,8 @@ class GatewaySettings(RedisClientSettings):
     console: Literal["html", "gradio", "off"] = "html"
     # The event loop and HTTP parser of the gateway (and executor) processes. uvloop and
     # httptools are C implementations of what asyncio and h11 do in Python; with them
-    # one process carries more runs and opens streams faster (docs/performance.md).
+    # many streams open sooner, while the runs a process carries stay as many: the
+    # retriever and generator bound those (docs/performance.md).
     # "asyncio" / "h11" fall back to the pure-Python ones.
     event_loop: Literal["uvloop", "asyncio"] = "uvloop"
     http_parser: Literal["httptools", "h11"] = "httptools"
