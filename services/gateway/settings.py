@@ -89,10 +89,12 @@ class GatewaySettings(RedisClientSettings):
     # The evidence console at /console (docs/channels.md): the static page (html), the
     # Gradio app (gradio: `ragway up --console`; imports gradio), or none (off).
     console: Literal["html", "gradio", "off"] = "html"
-    # The event loop and HTTP parser of the gateway (and executor) processes. uvloop and
-    # httptools are C implementations of what asyncio and h11 do in Python; with them
-    # many streams open sooner, while the runs a process carries stay as many: the
-    # retriever and generator bound those (docs/performance.md).
-    # "asyncio" / "h11" fall back to the pure-Python ones.
+    # The event loop and HTTP parser of the gateway (and executor) processes. uvloop is
+    # a C implementation of asyncio's loop: many streams open sooner, while the runs a
+    # process carries stay as many (the retriever and generator bound those;
+    # docs/performance.md). The parser stays h11 by default: under uvicorn, h11 refuses
+    # a request whose headers pass 16 KiB, while httptools buffered 2 MB of one header
+    # and answered 200, so any client could make the gateway hold megabytes per
+    # connection. httptools is for a gateway behind a proxy that bounds headers.
     event_loop: Literal["uvloop", "asyncio"] = "uvloop"
-    http_parser: Literal["httptools", "h11"] = "httptools"
+    http_parser: Literal["h11", "httptools"] = "h11"

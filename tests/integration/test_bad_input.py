@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import socket
+
 import httpx
 import pytest
 
+from ragway_tools.launcher import Stack
 from tests.integration.conftest import auth
 from tests.integration.sse import start_run
 
@@ -186,3 +189,13 @@ def test_an_overlong_idempotency_key_is_a_400(api: httpx.Client) -> None:
         "/v1/runs", json={"question": "hi?"}, headers=auth("demo") | {"Idempotency-Key": "k" * 300}
     )
     error(resp, 400, "invalid_idempotency_key")
+
+
+def test_oversized_headers_are_refused_not_buffered(stack: Stack) -> None:
+    # The default parser (h11) bounds a request's headers; httptools under uvicorn
+    # took a 2 MB header and answered 200, holding it in memory per connection.
+    host, port = stack.config.gateway_url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 65_536 + b"\r\n\r\n")
+        status = sock.recv(64).split(b"\r\n", 1)[0]
+    assert status.split(b" ")[1] in (b"400", b"431"), status
