@@ -51,6 +51,7 @@ def main() -> int:
         app,
         loop=settings.event_loop,
         http=settings.http_parser,
+        h11_max_incomplete_event_size=settings.max_header_bytes,
         log_config=None,
         timeout_graceful_shutdown=10,
         access_log=False,

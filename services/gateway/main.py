@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse, Response
 from redis.exceptions import RedisError
 
 from ragway import __version__, redis_pools, telemetry
+from ragway.http_limits import HeaderLimit
 from ragway.metrics import HttpMetrics, exposition
 from services.gateway import metrics
 from services.gateway.api import errors, spec
@@ -176,6 +177,8 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
     )
     # Outside the guard: a preflight is answered before the guard asks for a key.
     app.add_middleware(Cors, registry=registry)
+    # Before anything reads a header: one parser-independent bound (ragway/http_limits.py).
+    app.add_middleware(HeaderLimit, max_bytes=settings.max_header_bytes)
     # Outermost, so requests the guard or CORS refuse (401, 403, 413, 429) are counted too.
     app.add_middleware(HttpMetrics)
 

@@ -39,6 +39,9 @@ class GatewaySettings(RedisClientSettings):
     context_token_budget: int = Field(default=1500, ge=100, le=32_000)
     max_question_chars: int = Field(default=4000, ge=1, le=100_000)
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
+    # The request target and headers together (ragway/http_limits.py: 431 past it). Also
+    # h11's bound on a request still arriving, so a slow sender cannot grow it either.
+    max_header_bytes: int = Field(default=16 * 1024, ge=4096, le=1024 * 1024)
 
     # Rate limits a minute (services/gateway/ratelimit.py): per key unless its entry in
     # the key file says otherwise, and per tenant over all its keys.
@@ -92,9 +95,9 @@ class GatewaySettings(RedisClientSettings):
     # The event loop and HTTP parser of the gateway (and executor) processes. uvloop is
     # a C implementation of asyncio's loop: many streams open sooner, while the runs a
     # process carries stay as many (the retriever and generator bound those;
-    # docs/performance.md). The parser stays h11 by default: under uvicorn, h11 refuses
-    # a request whose headers pass 16 KiB, while httptools buffered 2 MB of one header
-    # and answered 200, so any client could make the gateway hold megabytes per
-    # connection. httptools is for a gateway behind a proxy that bounds headers.
+    # docs/performance.md). The parser stays h11 by default: h11 stops reading a request
+    # whose headers pass max_header_bytes while they arrive, while httptools buffered 2 MB
+    # of one header (the app then refuses it, 431, but only after holding it all).
+    # httptools is for a gateway behind a proxy that bounds headers.
     event_loop: Literal["uvloop", "asyncio"] = "uvloop"
     http_parser: Literal["h11", "httptools"] = "h11"

@@ -28,6 +28,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 
 from ragway import telemetry
+from ragway.http_limits import HeaderLimit
 from ragway.logs import configure
 from ragway.metrics import HttpMetrics, exposition
 from ragway.ratelimit import Quota, QuotaChecker, per_minute
@@ -86,6 +87,7 @@ def create_app(settings: IngestSettings, *, celery: Celery | None = None) -> Fas
         description="Signed webhooks that keep the knowledge builds true to their sources.",
     )
 
+    app.add_middleware(HeaderLimit, max_bytes=settings.max_header_bytes)
     app.add_middleware(HttpMetrics)
 
     @app.get("/metrics", include_in_schema=False)
@@ -238,6 +240,10 @@ def main() -> None:
         port=settings.ingest_port,
         log_level=settings.log_level.lower(),
         access_log=False,
+        # uvicorn's "auto" picks httptools when it is installed (the gateway may use it),
+        # and httptools does not bound a request's headers; h11 does while they arrive.
+        http="h11",
+        h11_max_incomplete_event_size=settings.max_header_bytes,
     )
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import httpx
 import pytest
 
 from ragway_tools.launcher import Stack
-from tests.integration.conftest import auth
+from tests.integration.conftest import auth, own_redis
 from tests.integration.sse import start_run
 
 JSON = {"Content-Type": "application/json"}
@@ -191,11 +192,32 @@ def test_an_overlong_idempotency_key_is_a_400(api: httpx.Client) -> None:
     error(resp, 400, "invalid_idempotency_key")
 
 
-def test_oversized_headers_are_refused_not_buffered(stack: Stack) -> None:
-    # The default parser (h11) bounds a request's headers; httptools under uvicorn
-    # took a 2 MB header and answered 200, holding it in memory per connection.
-    host, port = stack.config.gateway_url.removeprefix("http://").split(":")
+def oversized_request(gateway_url: str, header_bytes: int) -> bytes:
+    """The whole reply to a GET whose one header holds ``header_bytes`` bytes."""
+    host, port = gateway_url.removeprefix("http://").split(":")
+    head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: "
     with socket.create_connection((host, int(port)), timeout=30) as sock:
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 65_536 + b"\r\n\r\n")
-        status = sock.recv(64).split(b"\r\n", 1)[0]
-    assert status.split(b" ")[1] in (b"400", b"431"), status
+        sock.sendall(head + b"a" * header_bytes + b"\r\n\r\n")
+        reply = b""
+        while chunk := sock.recv(65_536):  # every answer here closes the connection
+            reply += chunk
+    return reply
+
+
+def test_oversized_headers_are_refused_not_buffered(stack: Stack) -> None:
+    # The default parser (h11) refuses (400) headers past the limit while they arrive;
+    # a request that arrives whole in one read passes h11, and the app refuses it (431).
+    # Regression: CI read 64 KiB in one piece and the gateway answered 200.
+    reply = oversized_request(stack.config.gateway_url, 65_536)
+    assert reply.split(b" ", 2)[1] in (b"400", b"431"), reply[:200]
+
+
+def test_oversized_headers_are_refused_whatever_the_parser(stack: Stack, tmp_path: Path) -> None:
+    # httptools bounds nothing itself: the gateway's own limit answers, with its reason.
+    with own_redis(stack, tmp_path, {"RAGWAY_HTTP_PARSER": "httptools"}) as s:
+        s.start_gateway()
+        reply = oversized_request(s.config.gateway_url, 65_536)
+        fits = oversized_request(s.config.gateway_url, 8_000)
+    assert reply.startswith(b"HTTP/1.1 431 "), reply[:200]
+    assert b'"code":"headers_too_large"' in reply and b"at most 16384" in reply, reply[-300:]
+    assert fits.startswith(b"HTTP/1.1 200 "), fits[:200]

@@ -77,3 +77,25 @@ def refused(resp: Any, policy: str) -> None:
     assert 1 <= int(resp.headers["Retry-After"]) <= 60
     state = re.search(rf'"{policy}";r=(\d+);t=(\d+)', resp.headers["RateLimit"])
     assert state is not None and state.group(1) == "0", resp.headers["RateLimit"]
+
+
+def test_oversized_headers_are_a_431_before_any_signature_check(
+    redis_url: str, tmp_path: Path
+) -> None:
+    senders = tmp_path / "senders.yaml"
+    senders.write_text(SENDERS)
+    settings = IngestSettings(redis_url=redis_url, webhook_secrets_file=senders)
+    broker = RecordingBroker()
+    app = create_app(settings, celery=broker)  # type: ignore[arg-type]
+    with TestClient(app) as client:
+        hooks = cast(httpx.Client, client)
+        big = send(
+            hooks, "cms-secret", upserted("doc-1", "# A\n\nText.\n"), extra={"X-Big": "a" * 20_000}
+        )
+        assert big.status_code == 431, big.text
+        assert big.json()["error"]["code"] == "headers_too_large"
+        fits = send(
+            hooks, "cms-secret", upserted("doc-1", "# A\n\nText.\n"), extra={"X-Big": "a" * 2_000}
+        )
+        assert fits.status_code == 202, fits.text
+    assert len(broker.sent) == 1

@@ -27,6 +27,7 @@ def send(
     delivery_id: str | None = None,
     timestamp: int | None = None,
     signature: str | None = None,
+    extra: dict[str, str] | None = None,
 ) -> httpx.Response:
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     ts = str(int(time.time()) if timestamp is None else timestamp)
@@ -39,7 +40,7 @@ def send(
             signature if signature is not None else sign(secret, ts, delivery, body)
         ),
     }
-    return client.post(PATH, content=body, headers=headers)
+    return client.post(PATH, content=body, headers=headers | (extra or {}))
 
 
 def upserted(

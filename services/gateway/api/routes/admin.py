@@ -25,7 +25,7 @@ from services.gateway.runs.feedback import CURSOR_PATTERN, format_cursor, parse_
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
 ERRORS: dict[int | str, dict[str, object]] = {
-    s: {"model": ErrorBody} for s in (400, 401, 403, 404, 409, 422, 503)
+    s: {"model": ErrorBody} for s in (400, 401, 403, 404, 409, 422, 431, 503)
 }
 
 

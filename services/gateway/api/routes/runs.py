@@ -54,7 +54,7 @@ STREAM_RETRY_AFTER_S = 5
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
 ERRORS: dict[int | str, dict[str, object]] = {
-    s: {"model": ErrorBody} for s in (400, 401, 403, 404, 413, 415, 422, 429, 503)
+    s: {"model": ErrorBody} for s in (400, 401, 403, 404, 413, 415, 422, 429, 431, 503)
 }
 
 
