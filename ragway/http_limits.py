@@ -9,8 +9,9 @@ the ingest API both serve with h11 (its bound on a request still arriving) and t
 
 from __future__ import annotations
 
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ragway.http_errors import error_response
 
 
 def header_bytes(scope: Scope) -> int:
@@ -32,11 +33,7 @@ class HeaderLimit:
                     f"the request's target and headers take {size} bytes; "
                     f"at most {self._max_bytes} are accepted"
                 )
-                refusal = JSONResponse(
-                    {"error": {"code": "headers_too_large", "message": message}},
-                    status_code=431,
-                    headers={"Connection": "close"},
-                )
+                refusal = error_response(431, "headers_too_large", message, {"Connection": "close"})
                 await refusal(scope, receive, send)
                 return
         await self._app(scope, receive, send)

@@ -13,6 +13,9 @@ from urllib.parse import quote, urlsplit, urlunsplit
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# RAGWAY_MAX_HEADER_BYTES of the gateway and the ingest API (ragway/http_limits.py).
+DEFAULT_MAX_HEADER_BYTES = 16 * 1024
+
 
 class ServiceTokenSettings(BaseSettings):
     """The service token alone (ragway/service_auth.py), for every process that speaks

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ragway.settings import RedisClientSettings
+from ragway.settings import DEFAULT_MAX_HEADER_BYTES, RedisClientSettings
 
 
 class GatewaySettings(RedisClientSettings):
@@ -41,7 +41,7 @@ class GatewaySettings(RedisClientSettings):
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
     # The request target and headers together (ragway/http_limits.py: 431 past it). Also
     # h11's bound on a request still arriving, so a slow sender cannot grow it either.
-    max_header_bytes: int = Field(default=16 * 1024, ge=4096, le=1024 * 1024)
+    max_header_bytes: int = Field(default=DEFAULT_MAX_HEADER_BYTES, ge=4096, le=1024 * 1024)
 
     # Rate limits a minute (services/gateway/ratelimit.py): per key unless its entry in
     # the key file says otherwise, and per tenant over all its keys.

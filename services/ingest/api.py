@@ -28,6 +28,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 
 from ragway import telemetry
+from ragway.http_errors import error_response
 from ragway.http_limits import HeaderLimit
 from ragway.logs import configure
 from ragway.metrics import HttpMetrics, exposition
@@ -44,9 +45,7 @@ _DELIVERY_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 
 def error(status: int, code: str, message: str, **headers: str) -> JSONResponse:
-    return JSONResponse(
-        {"error": {"code": code, "message": message}}, status_code=status, headers=headers
-    )
+    return error_response(status, code, message, headers)
 
 
 async def read_body(request: Request, limit: int) -> bytes | None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import Field, SecretStr, model_validator
 
-from ragway.settings import RedisClientSettings
+from ragway.settings import DEFAULT_MAX_HEADER_BYTES, RedisClientSettings
 
 # Only `ragway up` and the tests use this; a deployment sets its own secret.
 DEMO_WEBHOOK_SECRET = "rgw-demo-webhook-secret"
@@ -31,7 +31,7 @@ class IngestSettings(RedisClientSettings):
     delivery_ttl_s: int = Field(default=7 * 24 * 3600, ge=60)
     max_body_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
     # The request target and headers together: 431 past it (ragway/http_limits.py).
-    max_header_bytes: int = Field(default=16 * 1024, ge=4096, le=1024 * 1024)
+    max_header_bytes: int = Field(default=DEFAULT_MAX_HEADER_BYTES, ge=4096, le=1024 * 1024)
     # Signed deliveries a minute per sender and per tenant (over all its senders);
     # past either a delivery is a 429 with Retry-After, and nothing is recorded.
     webhook_deliveries_per_minute: int = Field(default=1200, ge=1)

@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import httpx
 import redis
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from services.ingest.api import create_app
@@ -35,20 +36,26 @@ class RecordingBroker:
         self.sent.append(kwargs["args"])
 
 
+def ingest_app(redis_url: str, tmp_path: Path, broker: RecordingBroker, **limits: Any) -> FastAPI:
+    """The ingest API over SENDERS, queueing into ``broker``."""
+    senders = tmp_path / "senders.yaml"
+    senders.write_text(SENDERS)
+    settings = IngestSettings(redis_url=redis_url, webhook_secrets_file=senders, **limits)
+    return create_app(settings, celery=broker)  # type: ignore[arg-type]
+
+
 def test_a_sender_and_a_tenant_past_their_quota_get_429_and_nothing_is_recorded(
     redis_url: str, tmp_path: Path
 ) -> None:
-    senders = tmp_path / "senders.yaml"
-    senders.write_text(SENDERS)
-    settings = IngestSettings(
-        redis_url=redis_url,
-        webhook_secrets_file=senders,
+    broker = RecordingBroker()
+    store = DeliveryStore(redis.Redis.from_url(redis_url), ttl_s=60)
+    app = ingest_app(
+        redis_url,
+        tmp_path,
+        broker,
         webhook_deliveries_per_minute=3,
         tenant_webhook_deliveries_per_minute=4,
     )
-    broker = RecordingBroker()
-    store = DeliveryStore(redis.Redis.from_url(redis_url), ttl_s=60)
-    app = create_app(settings, celery=broker)  # type: ignore[arg-type]
     with TestClient(app) as client:
         hooks = cast(httpx.Client, client)  # a TestClient is an httpx.Client
         for n in range(3):
@@ -82,11 +89,8 @@ def refused(resp: Any, policy: str) -> None:
 def test_oversized_headers_are_a_431_before_any_signature_check(
     redis_url: str, tmp_path: Path
 ) -> None:
-    senders = tmp_path / "senders.yaml"
-    senders.write_text(SENDERS)
-    settings = IngestSettings(redis_url=redis_url, webhook_secrets_file=senders)
     broker = RecordingBroker()
-    app = create_app(settings, celery=broker)  # type: ignore[arg-type]
+    app = ingest_app(redis_url, tmp_path, broker)
     with TestClient(app) as client:
         hooks = cast(httpx.Client, client)
         big = send(

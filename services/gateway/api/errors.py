@@ -17,6 +17,7 @@ from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import BaseRoute, Route
 
+from ragway.http_errors import error_response as error_response
 from services.gateway.paths import errors as path_errors
 from services.gateway.runs.errors import (
     ConversationNotFound,
@@ -44,14 +45,6 @@ class ApiError(Exception):
         self.code = code
         self.message = message
         self.headers = headers
-
-
-def error_response(
-    status: int, code: str, message: str, headers: dict[str, str] | None = None
-) -> JSONResponse:
-    return JSONResponse(
-        {"error": {"code": code, "message": message}}, status_code=status, headers=headers
-    )
 
 
 _STATUS: dict[type[RunError], tuple[int, str]] = {
