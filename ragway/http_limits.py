@@ -5,6 +5,11 @@ in a single read (up to the loop's read size, 64-256 KiB) is parsed in full, and
 httptools never bounds them. This check makes the limit the same on every path:
 the request is answered 431 before any middleware or route sees it. The gateway and
 the ingest API both serve with h11 (its bound on a request still arriving) and this.
+
+h11's bound is set to ``parser_bound`` (twice the limit), not to the limit itself: a
+request just over the limit then always gets the precise 431 whether it arrived in one
+read or in several, and h11 cuts off only a sender still streaming headers past twice
+the limit (its 400, or a reset when the client is still writing as the socket closes).
 """
 
 from __future__ import annotations
@@ -18,6 +23,11 @@ def header_bytes(scope: Scope) -> int:
     """Bytes of the request line's target and headers as sent: ``name: value\\r\\n`` each."""
     target = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
     return target + sum(len(name) + len(value) + 4 for name, value in scope["headers"])
+
+
+def parser_bound(max_header_bytes: int) -> int:
+    """The size at which h11 stops reading a request still arriving: the memory backstop."""
+    return 2 * max_header_bytes
 
 
 class HeaderLimit:

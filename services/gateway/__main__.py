@@ -8,6 +8,7 @@ import sys
 import uvicorn
 
 from ragway import logs, telemetry
+from ragway.http_limits import parser_bound
 from services.gateway.main import create_app
 from services.gateway.settings import GatewaySettings
 
@@ -51,7 +52,7 @@ def main() -> int:
         app,
         loop=settings.event_loop,
         http=settings.http_parser,
-        h11_max_incomplete_event_size=settings.max_header_bytes,
+        h11_max_incomplete_event_size=parser_bound(settings.max_header_bytes),
         log_config=None,
         timeout_graceful_shutdown=10,
         access_log=False,

@@ -96,8 +96,9 @@ class GatewaySettings(RedisClientSettings):
     # a C implementation of asyncio's loop: many streams open sooner, while the runs a
     # process carries stay as many (the retriever and generator bound those;
     # docs/performance.md). The parser stays h11 by default: h11 stops reading a request
-    # whose headers pass max_header_bytes while they arrive, while httptools buffered 2 MB
-    # of one header (the app then refuses it, 431, but only after holding it all).
+    # whose headers pass twice max_header_bytes while they arrive (the app answers 431
+    # below that), while httptools buffered 2 MB of one header (the app then refuses it,
+    # 431, but only after holding it all).
     # httptools is for a gateway behind a proxy that bounds headers.
     event_loop: Literal["uvloop", "asyncio"] = "uvloop"
     http_parser: Literal["h11", "httptools"] = "h11"

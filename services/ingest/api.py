@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from ragway import telemetry
 from ragway.http_errors import error_response
-from ragway.http_limits import HeaderLimit
+from ragway.http_limits import HeaderLimit, parser_bound
 from ragway.logs import configure
 from ragway.metrics import HttpMetrics, exposition
 from ragway.ratelimit import Quota, QuotaChecker, per_minute
@@ -242,7 +242,7 @@ def main() -> None:
         # uvicorn's "auto" picks httptools when it is installed (the gateway may use it),
         # and httptools does not bound a request's headers; h11 does while they arrive.
         http="h11",
-        h11_max_incomplete_event_size=settings.max_header_bytes,
+        h11_max_incomplete_event_size=parser_bound(settings.max_header_bytes),
     )
 
 
