@@ -239,9 +239,10 @@ def test_oversized_headers_are_refused_not_buffered(stack: Stack) -> None:
     # took for an error.
     whole = oversized_request(stack.config.gateway_url, 65_536)
     assert status_of(whole) in ("400", "431", "reset"), whole[:200]
-    # Sent slowly, 256 KiB never reaches the app: h11 stops reading at 32 KiB. A parser
-    # that buffered it all would answer the app's 431.
-    slow = oversized_request(stack.config.gateway_url, 262_144, pieces=64)
+    # Sent slowly, 1 MiB never reaches the app: h11 stops reading at 32 KiB. A parser
+    # that buffered it all would answer the app's 431. At 4 times the loop's largest
+    # read (256 KiB), it cannot arrive whole even if the gateway stalls while it is sent.
+    slow = oversized_request(stack.config.gateway_url, 1 << 20, pieces=64)
     assert status_of(slow) in ("400", "reset"), slow[:200]
     assert httpx.get(f"{stack.config.gateway_url}/healthz", timeout=10).status_code == 200
 
