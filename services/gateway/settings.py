@@ -39,8 +39,8 @@ class GatewaySettings(RedisClientSettings):
     context_token_budget: int = Field(default=1500, ge=100, le=32_000)
     max_question_chars: int = Field(default=4000, ge=1, le=100_000)
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
-    # The request target and headers together (ragway/http_limits.py: 431 past it). Also
-    # h11's bound on a request still arriving, so a slow sender cannot grow it either.
+    # The request target and headers together (ragway/http_limits.py: 431 past it). Twice
+    # it is h11's bound on a request still arriving, so a slow sender cannot grow it either.
     max_header_bytes: int = Field(default=DEFAULT_MAX_HEADER_BYTES, ge=4096, le=1024 * 1024)
 
     # Rate limits a minute (services/gateway/ratelimit.py): per key unless its entry in
