@@ -107,3 +107,62 @@ def test_starting_trims_acknowledged_entries_and_keeps_pending_and_waiting_ones(
 ) -> None:
     # The pending entry (a run executing) and the undelivered one (waiting) remain.
     assert asyncio.run(_legacy_trim(redis_url)) == (2, 1)
+
+
+async def _legacy_trim_none_pending(url: str) -> list[str]:
+    """Acknowledged entries and none pending: only the undelivered ones stay."""
+    client = aioredis.Redis.from_url(url)
+    store = RunStore(client)
+    await store.ensure_queue()
+    for n in range(4):
+        await client.xadd(QUEUE, {"run_id": f"old-{n}"})
+    delivered: Any = await client.xreadgroup(GROUP, "old", {QUEUE: ">"}, count=3)
+    await client.xack(QUEUE, GROUP, *[e for _, entries in delivered for e, _ in entries])
+    await store.ensure_queue()
+    left: Any = await client.xrange(QUEUE)
+    await client.aclose()
+    return [fields[b"run_id"].decode() for _, fields in left]
+
+
+def test_starting_with_none_pending_trims_up_to_the_next_undelivered_entry(
+    redis_url: str,
+) -> None:
+    assert asyncio.run(_legacy_trim_none_pending(redis_url)) == ["old-3"]
+
+
+async def _deliver_while_another_replica_starts(url: str, rounds: int) -> list[str]:
+    """Runs queued and taken by one replica while another keeps starting (and trimming)."""
+    client = aioredis.Redis.from_url(url)
+    other = aioredis.Redis.from_url(url)
+    store, starting = RunStore(client), RunStore(other)
+    await store.ensure_queue()
+    stop = asyncio.Event()
+
+    async def keep_starting() -> None:
+        while not stop.is_set():
+            await starting.ensure_queue()
+
+    trimmer = asyncio.create_task(keep_starting())
+    lost: list[str] = []
+    for _ in range(rounds):
+        record = demo_record()
+        await store.create(record, {"question": QUESTION}, None, 60)
+        for entry in await store.next_runs("gateway-a", count=10, block_ms=100):
+            for _ in range(3):  # the other replica's turns while this one executes
+                await asyncio.sleep(0)
+            if not await client.xrange(QUEUE, entry.entry_id, entry.entry_id):
+                lost.append(entry.run_id)
+            await store.ack([entry.entry_id])
+    stop.set()
+    await trimmer
+    await client.aclose()
+    await other.aclose()
+    return lost
+
+
+def test_a_replica_starting_never_trims_a_run_another_has_just_taken(redis_url: str) -> None:
+    # Regression (load test, Redis restarted): the trim read the pending list and then the
+    # group's last delivered id in two round trips. A run queued and delivered to another
+    # replica in between was trimmed as acknowledged; XAUTOCLAIM then dropped it from the
+    # pending list, its executor found it "taken over", and it stayed queued for ever.
+    assert asyncio.run(_deliver_while_another_replica_starts(redis_url, 300)) == []

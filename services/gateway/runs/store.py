@@ -162,6 +162,31 @@ return id
 """
 
 
+# Drop the acknowledged entries older gateways left (they acked without deleting): all
+# entries older than the oldest pending one, or, none pending, than the next undelivered
+# one. One script, so no replica reads or delivers an entry between the two reads and
+# the trim. Done in two round trips, an entry added and delivered to another replica in
+# between was trimmed as acknowledged, and the next XAUTOCLAIM dropped it from the
+# pending list: its executor found the entry gone and the run stayed queued for ever.
+_TRIM_ACKNOWLEDGED = """
+local pending = redis.call('XPENDING', KEYS[1], ARGV[1])
+local min_id
+if pending[1] > 0 then
+  min_id = pending[2]
+else
+  local last = '0-0'
+  for _, group in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
+    local fields = {}
+    for i = 1, #group, 2 do fields[group[i]] = group[i + 1] end
+    if fields['name'] == ARGV[1] then last = fields['last-delivered-id'] end
+  end
+  local ms, seq = string.match(last, '^(%d+)-(%d+)$')
+  min_id = ms .. '-' .. string.format('%d', tonumber(seq) + 1)
+end
+return redis.call('XTRIM', KEYS[1], 'MINID', min_id)
+"""
+
+
 class LeaseLost(Exception):
     """This executor no longer holds the run: another took it over; it must stop."""
 
@@ -220,6 +245,7 @@ class RunStore:
         self._save_append = client.register_script(_SAVE_APPEND)
         self._finish = client.register_script(_FINISH)
         self._replace = client.register_script(_REPLACE)
+        self._trim = client.register_script(_TRIM_ACKNOWLEDGED)
 
     async def ensure_queue(self) -> None:
         try:
@@ -230,24 +256,9 @@ class RunStore:
         await self._trim_acknowledged()
 
     async def _trim_acknowledged(self) -> None:
-        """Drop the acknowledged entries that gateways before ``ack`` deleted them left.
-
-        Everything older than the oldest pending entry, or than the next undelivered
-        one when none is pending, has been acknowledged. Entries added meanwhile are
-        newer than both, so a concurrent start or submit loses nothing.
-        """
-        summary: Any = await self._r.xpending(QUEUE, GROUP)
-        if summary["pending"]:
-            min_id = _text(summary["min"])
-        else:
-            groups: Any = await self._r.xinfo_groups(QUEUE)
-            last = next(
-                (_text(g["last-delivered-id"]) for g in groups if _text(g["name"]) == GROUP),
-                "0-0",
-            )
-            ms, seq = last.split("-")
-            min_id = f"{ms}-{int(seq) + 1}"
-        await self._r.xtrim(QUEUE, minid=min_id, approximate=False)
+        """Drop the acknowledged entries that gateways before ``ack`` deleted them left
+        (``_TRIM_ACKNOWLEDGED``, atomic: a concurrent submit or delivery loses nothing)."""
+        await self._trim(keys=[QUEUE], args=[GROUP])
 
     async def create(
         self,
