@@ -85,49 +85,36 @@ def test_a_full_queue_refuses_a_new_run_with_503_and_stores_nothing_of_it(redis_
     assert error.headers is not None and int(error.headers["Retry-After"]) >= 1
 
 
-async def _legacy_trim(url: str) -> tuple[int, int]:
-    """A queue as older gateways left it: acknowledged entries never deleted."""
+async def _legacy_trim(url: str, delivered: int, acked: int) -> tuple[list[str], int]:
+    """A queue as older gateways left it (5 entries; the first ``acked`` of the
+    ``delivered`` ones acknowledged, never deleted), then a gateway of this version
+    starting: the run ids left in the stream and how many are pending."""
     client = aioredis.Redis.from_url(url)
     store = RunStore(client)
     await store.ensure_queue()
     for n in range(5):
         await client.xadd(QUEUE, {"run_id": f"old-{n}"})
-    delivered: Any = await client.xreadgroup(GROUP, "old", {QUEUE: ">"}, count=4)
-    ids = [entry_id for _, entries in delivered for entry_id, _ in entries]
-    await client.xack(QUEUE, GROUP, *ids[:3])  # acked, left in the stream; ids[3] pending
-    await store.ensure_queue()  # a gateway of this version starting
-    length = int(await client.xlen(QUEUE))
+    read: Any = await client.xreadgroup(GROUP, "old", {QUEUE: ">"}, count=delivered)
+    ids = [entry_id for _, entries in read for entry_id, _ in entries]
+    await client.xack(QUEUE, GROUP, *ids[:acked])
+    await store.ensure_queue()
+    left: Any = await client.xrange(QUEUE)
     pending = len(await client.xpending_range(QUEUE, GROUP, "-", "+", 10))
     await client.aclose()
-    return length, pending
+    return [fields[b"run_id"].decode() for _, fields in left], pending
 
 
 def test_starting_trims_acknowledged_entries_and_keeps_pending_and_waiting_ones(
     redis_url: str,
 ) -> None:
     # The pending entry (a run executing) and the undelivered one (waiting) remain.
-    assert asyncio.run(_legacy_trim(redis_url)) == (2, 1)
-
-
-async def _legacy_trim_none_pending(url: str) -> list[str]:
-    """Acknowledged entries and none pending: only the undelivered ones stay."""
-    client = aioredis.Redis.from_url(url)
-    store = RunStore(client)
-    await store.ensure_queue()
-    for n in range(4):
-        await client.xadd(QUEUE, {"run_id": f"old-{n}"})
-    delivered: Any = await client.xreadgroup(GROUP, "old", {QUEUE: ">"}, count=3)
-    await client.xack(QUEUE, GROUP, *[e for _, entries in delivered for e, _ in entries])
-    await store.ensure_queue()
-    left: Any = await client.xrange(QUEUE)
-    await client.aclose()
-    return [fields[b"run_id"].decode() for _, fields in left]
+    assert asyncio.run(_legacy_trim(redis_url, delivered=4, acked=3)) == (["old-3", "old-4"], 1)
 
 
 def test_starting_with_none_pending_trims_up_to_the_next_undelivered_entry(
     redis_url: str,
 ) -> None:
-    assert asyncio.run(_legacy_trim_none_pending(redis_url)) == ["old-3"]
+    assert asyncio.run(_legacy_trim(redis_url, delivered=3, acked=3)) == (["old-3", "old-4"], 0)
 
 
 async def _deliver_while_another_replica_starts(url: str, rounds: int) -> list[str]:
