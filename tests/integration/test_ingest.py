@@ -24,12 +24,12 @@ from typing import Any
 import httpx
 import pytest
 import redis
-from prometheus_client.parser import text_string_to_metric_families
 
 from ragway_tools.launcher import Stack, free_port, write_secret
 from services.ingest.deliveries import DeliveryStore
 from services.ingest.signing import sign
 from tests.integration.conftest import auth
+from tests.integration.prometheus import scrape
 from tests.integration.sse import Sse, read_events
 from tests.integration.webhooks import (
     PATH,
@@ -433,13 +433,11 @@ def test_a_body_without_content_length_is_refused_while_it_streams_past_the_limi
 
 def too_large_answers(ingest: Stack) -> float:
     """How many 413s the ingest API has answered, from its /metrics."""
-    text = httpx.get(f"{ingest.config.ingest_url}/metrics", timeout=10).text
+    samples = scrape(f"{ingest.config.ingest_url}/metrics")
     return sum(
-        sample.value
-        for family in text_string_to_metric_families(text)
-        if family.name == "ragway_http_requests"
-        for sample in family.samples
-        if sample.name == "ragway_http_requests_total" and sample.labels["status"] == "413"
+        count
+        for (name, labels), count in samples.items()
+        if name == "ragway_http_requests_total" and ("status", "413") in labels
     )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import httpx
-from prometheus_client.parser import text_string_to_metric_families
 
 from ragway.embedding import OnnxMiniLMEmbedder
 from ragway.v1 import retriever_pb2_grpc as pbg
@@ -13,24 +12,8 @@ from ragway_tools.training.qa_passages import packed_passages
 from services.gateway.auth import KeyRegistry
 from services.generator.backends.extractive import ExtractiveGenerator
 from tests.integration.conftest import KEYS, auth
+from tests.integration.prometheus import scrape, value
 from tests.integration.sse import read_events, start_run
-
-Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
-
-
-def scrape(url: str) -> Samples:
-    resp = httpx.get(url, timeout=10)
-    assert resp.status_code == 200, resp.text
-    assert resp.headers["content-type"].startswith("text/plain")
-    return {
-        (s.name, frozenset(s.labels.items())): s.value
-        for family in text_string_to_metric_families(resp.text)
-        for s in family.samples
-    }
-
-
-def value(samples: Samples, name: str, **labels: str) -> float:
-    return samples.get((name, frozenset(labels.items())), 0.0)
 
 
 def service_url(stack: Stack, name: str) -> str:

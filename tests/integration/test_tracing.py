@@ -24,8 +24,9 @@ from services.ingest.deliveries import DeliveryStore
 from services.ingest.worker import TASK
 from tests.conftest import FIXTURES, ROOT
 from tests.integration.conftest import auth
+from tests.integration.prometheus import scrape, value
 from tests.integration.sse import read_events, start_run
-from tests.integration.test_metrics import scrape, service_url, value
+from tests.integration.test_metrics import service_url
 from tests.integration.webhooks import PATH, send, upserted, wait_done
 
 PARTS = ("gateway", "retriever", "generator")

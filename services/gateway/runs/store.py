@@ -165,9 +165,10 @@ return id
 # Drop the acknowledged entries older gateways left (they acked without deleting): all
 # entries older than the oldest pending one, or, none pending, than the next undelivered
 # one. One script, so no replica reads or delivers an entry between the two reads and
-# the trim. Done in two round trips, an entry added and delivered to another replica in
-# between was trimmed as acknowledged, and the next XAUTOCLAIM dropped it from the
-# pending list: its executor found the entry gone and the run stayed queued for ever.
+# the trim. When this took separate round trips, an entry added and delivered to
+# another replica in between was trimmed as acknowledged, and the next XAUTOCLAIM
+# dropped it from the pending list: its executor found the entry gone and the run
+# stayed queued for ever.
 _TRIM_ACKNOWLEDGED = """
 local pending = redis.call('XPENDING', KEYS[1], ARGV[1])
 local min_id
