@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ragway.parsing import Block
+from ragway.units import footnote_mark
 
 MAX_CHUNK_WORDS = 220
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -90,7 +91,19 @@ def chunk_blocks(
 
 def pack(blocks: Sequence[Block], max_words: int) -> list[str]:
     """Greedy packing of structural units into texts of at most ``max_words`` words."""
-    units = [u for b in blocks for u in split_block(b, max_words)]
+    units: list[str] = []
+    at = 0
+    while at < len(blocks):
+        block = blocks[at]
+        at += 1
+        if block.kind != "table":
+            units += split_block(block, max_words)
+            continue
+        notes: list[str] = []
+        while at < len(blocks) and _note_of(blocks[at], block):
+            notes.append(blocks[at].text)
+            at += 1
+        units += _table_with_notes(block, notes, max_words)
     out: list[str] = []
     current: list[str] = []
     size = 0
@@ -103,6 +116,45 @@ def pack(blocks: Sequence[Block], max_words: int) -> list[str]:
         size += n
     if current:
         out.append("\n\n".join(current))
+    return out
+
+
+def _note_of(block: Block, table: Block) -> bool:
+    """Whether ``block`` is a footnote under ``table``: a paragraph that starts with
+    a mark one of the table's cells or headers carries ("pay day†" over "† Same-day
+    runs are limited to $25,000 per run")."""
+    mark = footnote_mark(block.text) if block.kind == "paragraph" else None
+    return mark is not None and mark in table.text
+
+
+def _table_with_notes(table: Block, notes: Sequence[str], max_words: int) -> list[str]:
+    """A table and the footnotes under it, never packed apart: a row says what its
+    mark means only beside its note (units.py reads them together), and a note
+    alone ("4G home broadband for addresses that can't get a fixed line") no longer
+    says which row it qualifies. A table split into pieces gives each piece the notes
+    its rows or header point to; notes longer than half a chunk stay on their own."""
+    size = sum(words(n) for n in notes)
+    if not notes or size > max_words // 2:
+        alone = [u for n in notes for u in _group([n], max_words, " ")]
+        return split_block(table, max_words) + alone
+    whole = "\n\n".join([table.text, *notes])
+    if words(whole) <= max_words or not table.units:
+        return [whole]
+    budget = max(1, max_words - words(table.header) - size)
+    pieces = [f"{table.header}\n{rows}" for rows in _group(table.units, budget, "\n")]
+    # A paragraph of notes may hold several, one per line ("\\* …", "† …", "¹ …").
+    marks = [{m for line in n.splitlines() if (m := footnote_mark(line))} for n in notes]
+    out: list[str] = []
+    for n, piece in enumerate(pieces):
+        last = n == len(pieces) - 1
+        # A note no row points to goes with the last piece, so it is never lost.
+        mine = [
+            note
+            for note, its in zip(notes, marks, strict=True)
+            if any(m in piece for m in its)
+            or (last and not any(m in p for m in its for p in pieces))
+        ]
+        out.append("\n\n".join([piece, *mine]))
     return out
 
 

@@ -151,6 +151,9 @@ class Unit:
     # The footnotes a row's marks point to ("pay day†" and "† Same-day runs are limited
     # to $25,000 per run."): read with the row and quoted with it.
     note: str = ""
+    # The marks of those footnotes ("†", "*"): an answer that quotes the note beside
+    # the row leaves them out of the cells (``unmarked``).
+    note_marks: str = ""
 
     @property
     def asked(self) -> str:
@@ -253,20 +256,38 @@ FOOTNOTE_MARK = re.compile(r"[*†‡§¶¹²³⁴⁵⁶⁷⁸⁹]")
 _FOOTNOTE = re.compile(r"^(\\?\*|[†‡§¶]|[¹²³⁴⁵⁶⁷⁸⁹])\s*(\S.*)$")
 
 
+def unmarked(text: str, marks: str) -> str:
+    """``text`` without the footnote marks ``marks`` where they end a word ("charge*",
+    "pay day†"): quoted beside its note, a mark is a stray asterisk to the reader.
+    A mark that starts a word ("*.example.com") or is a unit's power ("10 m²" when
+    "²" marks no note) stays."""
+    if not marks:
+        return text
+    return re.sub(rf"(?<=\S)[{re.escape(marks)}]+(?=[\s;,.:)]|$)", "", text)
+
+
+def footnote_mark(paragraph: str) -> str | None:
+    """The mark a footnote paragraph starts with ("†", "¹", "*" of "\\* Only…"), else None."""
+    found = _FOOTNOTE.match(paragraph.lstrip().split("\n", 1)[0])
+    return found.group(1).lstrip("\\") if found else None
+
+
 def _with_footnotes(found: list[Unit], notes: dict[str, str]) -> list[Unit]:
     """Rows with the footnotes their cells point to, as context and as ``note``."""
     if not notes:
         return found
     out: list[Unit] = []
     for u in found:
-        marked = [
-            note
+        marked = {
+            mark: note
             for mark, note in notes.items()
             if u.kind == "row" and any(mark in cell for _, cell in u.cells)
-        ]
+        }
         if marked:
-            note = " ".join(marked)
-            u = replace(u, context=f"{u.context} {note}".strip(), note=note)
+            note = " ".join(marked.values())
+            u = replace(
+                u, context=f"{u.context} {note}".strip(), note=note, note_marks="".join(marked)
+            )
         out.append(u)
     return out
 

@@ -52,7 +52,7 @@ from ragway.question import (
 from ragway.text import content_terms as _content_terms
 from ragway.text import stem, words
 from ragway.unit_vectors import embedding_text, unpack
-from ragway.units import FOOTNOTE_MARK, Unit, split_sentences, units
+from ragway.units import FOOTNOTE_MARK, Unit, split_sentences, units, unmarked
 from services.generator import metrics
 from services.generator.answerability import AnswerabilityModel, Evidence
 from services.generator.backends.base import (
@@ -904,8 +904,9 @@ def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:
         quoted = u.row_text(asked or None)
         if u.note and FOOTNOTE_MARK.search(quoted):
             # The footnote a quoted cell points to ("pay day†") says what the cell
-            # leaves out ("Same-day runs are limited to $25,000 per run").
-            quoted = f"{_sentence(quoted)} {u.note}"
+            # leaves out ("Same-day runs are limited to $25,000 per run"); beside
+            # it, the mark itself is only a stray "*" or "†".
+            quoted = f"{_sentence(unmarked(quoted, u.note_marks))} {u.note}"
         return quoted
     if u.kind == "item" and u.key and len(words(u.key)) <= 25:
         # Joined to its lead-in the item reads as one sentence, where "1." would

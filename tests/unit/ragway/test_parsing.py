@@ -9,6 +9,7 @@ import pytest
 from ragway.chunking import chunk_blocks, duplicate_rate, pack
 from ragway.kb import Defaults, DocumentError, build_document, parse_document
 from ragway.parsing import Block, ParseError, parse, parse_html, parse_markdown, pdf_text
+from ragway.units import units
 
 MD = """# Guide
 
@@ -69,6 +70,72 @@ def test_a_long_table_splits_between_rows_and_every_piece_repeats_the_header() -
         assert len(c.text.split()) <= 60 + 8
     body_rows = [line for c in doc.chunks for line in c.text.splitlines()[2:]]
     assert body_rows == rows.splitlines()  # every row once, in order
+
+
+FEES = """# Fees and charges
+
+## Charges list
+
+Most people never pay any of these. They're here so you know exactly what we charge, and
+when. All amounts include VAT.
+
+| Charge                    | Great Britain & NI        | When it applies                  |
+|---------------------------|---------------------------|----------------------------------|
+| Early termination charge* | £8.50 per remaining month | Leaving Fibre 40 before its end  |
+| Late payment fee          | £7.50                     | A bill unpaid 14 days after date |
+| Paper bill                | £1.50 per bill            | If you ask for printed bills†    |
+| Hub not returned          | £75                       | Not back 30 days after it ends   |
+
+\\* We never charge more than the monthly payments left on your contract. Homestead Lite
+has no early termination charge.
+† Free if you're registered blind or partially sighted.
+
+Questions about a charge? Ask us within 30 days of the bill.
+"""
+
+
+def test_a_table_and_the_footnotes_under_it_stay_in_one_chunk() -> None:
+    # The paragraph and the table fit in one chunk, the notes no more: packed apart,
+    # the row "Early termination charge*" lost what its mark means and the note
+    # alone ("We never charge more than…") no longer said which charge it qualifies.
+    doc = build_document("markdown", FEES.encode(), {}, Defaults(max_words=110), fallback_id="f")
+    assert len(doc.chunks) == 3
+    table = next(c for c in doc.chunks if "| Early termination charge* |" in c.text)
+    assert table.text.endswith(
+        "has no early termination charge.\n† Free if you're registered blind or partially sighted."
+    )
+    assert "Questions about a charge?" not in table.text  # a paragraph, not a note
+    rows = [u for u in units(table.text) if u.kind == "row"]
+    assert rows[0].note.startswith("We never charge more than the monthly payments left")
+    assert rows[2].note == "Free if you're registered blind or partially sighted."
+    # The notes are read once: no chunk holds them without their table.
+    holding = [c.chunk_id for c in doc.chunks if "We never charge" in c.text]
+    assert holding == [table.chunk_id]
+
+
+def test_a_table_split_into_pieces_gives_each_piece_the_notes_its_rows_point_to() -> None:
+    rows = "\n".join(f"| Plan {n} | £{n}.00 |" for n in range(1, 31))
+    text = (
+        "# Plans\n\n| Plan | Price |\n| --- | --- |\n"
+        + rows.replace("| Plan 3 |", "| Plan 3¹ |").replace("| Plan 28 |", "| Plan 28² |")
+        + "\n\n¹ Plan 3 is only sold to charities.\n\n² Plan 28 ends in May.\n"
+    )
+    doc = build_document("markdown", text.encode(), {}, Defaults(max_words=60), fallback_id="p")
+    assert len(doc.chunks) > 2
+    for c in doc.chunks:
+        assert c.text.startswith("| Plan | Price |")
+        assert len(c.text.split()) <= 60
+        assert ("¹ Plan 3 is only" in c.text) == ("| Plan 3¹ |" in c.text)
+        assert ("² Plan 28 ends" in c.text) == ("| Plan 28² |" in c.text)
+    body = [line for c in doc.chunks for line in c.text.splitlines()[2:] if line.startswith("| ")]
+    assert len(body) == 30  # every row once
+
+
+def test_a_paragraph_that_only_starts_like_a_note_is_not_taken_from_its_place() -> None:
+    # "†" appears in no cell: the paragraph is not this table's note.
+    table = "| Plan | Price |\n| --- | --- |\n| Go | £5 |"
+    blocks = parse_markdown(f"# T\n\n{table}\n\n† Prices change in May.\n").blocks
+    assert pack(blocks[1:], len(table.split())) == [table, "† Prices change in May."]
 
 
 def test_long_lists_split_between_items_and_long_code_between_lines_refenced() -> None:

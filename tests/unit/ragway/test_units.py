@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragway.units import plain, split_sentences, units
+from ragway.units import plain, split_sentences, units, unmarked
 
 PAGE = """Northwind is available on four plans. Paid plans are billed
 **per seat**: a seat is any full member of the workspace.
@@ -237,7 +237,18 @@ def test_a_row_reads_the_footnote_its_cell_points_to() -> None:
     assert rows["Same-day"].note == "Same-day runs are limited to $25,000 per run."
     assert "$25,000" in rows["Same-day"].context  # embedded and weighed with the row
     assert rows["Extra"].note == "Only on Premium."
+    assert (rows["Same-day"].note_marks, rows["Extra"].note_marks) == ("†", "*")
     assert rows["Standard"].note == ""
+
+
+def test_a_quote_beside_its_note_loses_the_marks_that_end_its_words() -> None:
+    assert unmarked("Early termination charge* — £8.50; Ireland: €9.50*", "*") == (
+        "Early termination charge — £8.50; Ireland: €9.50"
+    )
+    assert unmarked("10:00 a.m. ET on pay day†.", "†") == "10:00 a.m. ET on pay day."
+    # A mark that starts a word, or a sign the notes do not use, is the cell's own.
+    own = "Domains: *.example.com; Area: 10 m²"
+    assert unmarked(own, "*") == own
 
 
 def test_footnotes_on_consecutive_lines_are_notes_of_their_own() -> None:

@@ -719,8 +719,32 @@ def test_a_row_is_quoted_with_the_footnote_its_cell_points_to() -> None:
     )
     final = answer_of("What is the limit for a same-day off-cycle pay run?", [deadlines, PLANS])
     assert final.verdict is Verdict.GROUNDED, final.refusal_detail
-    # One unit: the row and the note its "†" points to, not the note on its own.
-    assert "on pay day†. Same-day runs are limited to $25,000 per run" in final.answer
+    # One unit: the row and the note its "†" points to, not the note on its own;
+    # beside the note the mark is left out.
+    assert "on pay day. Same-day runs are limited to $25,000 per run" in final.answer
+    assert "†" not in final.answer
+
+
+def test_a_row_quoted_with_its_note_shows_no_stray_asterisk() -> None:
+    # "Early termination charge*" beside "We never charge more…": the reader saw a
+    # raw Markdown-looking asterisk in the answer.
+    fees = Passage(
+        1,
+        "fees#charges-list",
+        "fees",
+        "Fees and charges",
+        "Charges list",
+        "| Charge | Great Britain & NI | When it applies |\n"
+        "|---|---|---|\n"
+        "| Early termination charge* | £8.50 per remaining month | Leaving Fibre 40 early |\n"
+        "| Late payment fee | £7.50 | A bill unpaid 14 days after its due date |\n\n"
+        "\\* We never charge more than the monthly payments left on your contract.\n",
+    )
+    final = answer_of("What is the early termination charge per month?", [fees, PLANS])
+    assert final.verdict is Verdict.GROUNDED, final.refusal_detail
+    assert "Early termination charge — " in final.answer
+    assert "We never charge more than the monthly payments left" in final.answer
+    assert "*" not in final.answer
 
 
 def test_a_row_is_quoted_with_a_cell_that_says_what_the_question_asks_about() -> None:
