@@ -52,7 +52,7 @@ from ragway.question import (
 from ragway.text import content_terms as _content_terms
 from ragway.text import stem, words
 from ragway.unit_vectors import embedding_text, unpack
-from ragway.units import FOOTNOTE_MARK, Unit, split_sentences, units, unmarked
+from ragway.units import FOOTNOTE_MARK, Unit, plain, split_sentences, units, unmarked
 from services.generator import metrics
 from services.generator.answerability import AnswerabilityModel, Evidence
 from services.generator.backends.base import (
@@ -65,7 +65,7 @@ from services.generator.backends.base import (
     Usage,
     Verdict,
 )
-from services.generator.unit_ranker import UnitRanker, unit_features
+from services.generator.unit_ranker import UNIT_FEATURES, UnitRanker, unit_features
 
 MODEL = "extractive-v2"
 # How much less support a second or third part of a question needs (see select).
@@ -754,6 +754,10 @@ class ExtractiveGenerator:
                 )
         return None
 
+    def _kinds(self, request: GenerationRequest) -> list[AnswerType]:
+        """The kind of answer each part of the question asks for, as ``score`` split it."""
+        return [p.answer_type for p in parts(self.repaired(request.question, request.passages))]
+
     def _complete(self, chosen: ScoredUnit, question: str) -> ScoredUnit:
         """A unit that only makes sense with its neighbours, completed from the passage.
 
@@ -835,7 +839,9 @@ class ExtractiveGenerator:
             self._whole_lists(
                 [
                     self._complete(u, request.question)
-                    for u in _asked_step(selected, request.question)
+                    for u in _asked_step(
+                        _with_asked_value(selected, scored, self._kinds(request)), request.question
+                    )
                 ]
             )
         )
@@ -1259,6 +1265,79 @@ def _asked_step(selected: list[ScoredUnit], question: str) -> list[ScoredUnit]:
         None,
     )
     return [asked] if asked is not None else selected
+
+
+_HOLDS_KIND = UNIT_FEATURES.index("holds_kind")
+# The kinds of answer that are a value a sentence plainly holds or lacks.
+_VALUE_KINDS = frozenset(AnswerType) - {
+    AnswerType.SETTING,
+    AnswerType.NAME,
+    AnswerType.YES_NO,
+    AnswerType.ANY,
+}
+
+
+def _with_asked_value(
+    selected: list[ScoredUnit], scored: Sequence[ScoredUnit], kinds: Sequence[AnswerType]
+) -> list[ScoredUnit]:
+    """A chosen sentence that lacks the asked kind of value, quoted with the next
+    sentence of its paragraph when that one holds it: "How long do I have to send my
+    Hub back?" is answered "When your broadband ends, we'll send you a prepaid
+    returns bag. Pop the Hub and its power cable inside and take it to any Post
+    Office or parcel shop within 30 days.", where the first sentence alone said
+    how, never how long. Only the same paragraph's next sentence: it goes on with
+    the thought, where a value further away may answer something else. Only for a
+    value (``kinds``: each part's asked kind): what a setting or a name "holds" is
+    too loose to tell that the next sentence goes on with the answer."""
+    out: list[ScoredUnit] = []
+    quoted = {(s.passage.number, s.position) for s in selected}
+    for s in selected:
+        unit = s.unit
+        valued = s.part < len(kinds) and kinds[s.part] in _VALUE_KINDS
+        if valued and unit is not None and unit.kind == "sentence" and _holding(s) < 0:
+            after = next(
+                (
+                    n
+                    for n in scored
+                    if n.part == s.part
+                    and n.passage.number == s.passage.number
+                    and n.position == s.position + 1
+                ),
+                None,
+            )
+            if (
+                after is not None
+                and after.unit is not None
+                and after.unit.kind == "sentence"
+                and _holding(after) > 0
+                and (after.passage.number, after.position) not in quoted
+                and _one_paragraph(s.passage.text, unit.text, after.unit.text)
+            ):
+                # A sentence that leans back is already quoted with this one.
+                joined = (
+                    after.text
+                    if after.text.startswith(s.text)
+                    else f"{_sentence(s.text)} {after.text}"
+                )
+                s = replace(s, text=joined)
+        out.append(s)
+    return out
+
+
+def _holding(s: ScoredUnit) -> float:
+    """+1 the unit holds the part's asked kind of value, -1 it lacks it, 0 none asked."""
+    return s.features[_HOLDS_KIND] if len(s.features) > _HOLDS_KIND else 0.0
+
+
+def _one_paragraph(passage: str, first: str, second: str) -> bool:
+    """Whether two sentences stand in one paragraph of the passage, one after the other."""
+    together = f"{first} {second}"
+    return any(
+        together in " ".join(plain(paragraph).split()) for paragraph in _PARAGRAPHS.split(passage)
+    )
+
+
+_PARAGRAPHS = re.compile(r"\n\s*\n")
 
 
 def _without_repeats(chosen: list[ScoredUnit]) -> list[ScoredUnit]:

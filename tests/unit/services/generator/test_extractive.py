@@ -31,8 +31,10 @@ from services.generator.backends.extractive import (
     ExtractiveGenerator,
     ScoredUnit,
     _holds_asked,
+    _one_paragraph,
     _quote,
     _unknown_rows,
+    _with_asked_value,
     _without_repeats,
     content_terms,
     question_terms,
@@ -723,6 +725,55 @@ def test_a_row_is_quoted_with_the_footnote_its_cell_points_to() -> None:
     # beside the note the mark is left out.
     assert "on pay day. Same-day runs are limited to $25,000 per run" in final.answer
     assert "†" not in final.answer
+
+
+HUB_RETURN = Passage(
+    1,
+    "cancelling#sending-back-your-hub",
+    "cancelling",
+    "Cancelling your contract",
+    "Sending back your Hub",
+    "When your broadband ends, we'll send you a prepaid returns bag. Pop the Hub and its power"
+    " cable\ninside and take it to any Post Office or parcel shop within **30 days**. You don't"
+    " need to send\nback cables, microfilters or Wi-Fi Boost discs you bought outright. If we"
+    " don't get the Hub, we'll\nadd a Hub not returned charge to your final bill.\n\n"
+    "Returns are free: the bag is prepaid, so there's no postage to pay.\n",
+)
+
+
+def test_a_sentence_that_lacks_the_asked_value_is_quoted_with_the_next_that_holds_it() -> None:
+    question = "How long do I have to send my Hub back after my broadband ends?"
+    scored = GEN.score(question, [HUB_RETURN])
+    bag = next(s for s in scored if s.text.startswith("When your broadband ends"))
+    # In service the second slot went to another page's sentence, so the answer
+    # was the first sentence alone: it says how, never how long.
+    (quoted,) = _with_asked_value([bag], scored, [AnswerType.DURATION])
+    assert quoted.text == (
+        "When your broadband ends, we'll send you a prepaid returns bag. Pop the Hub and its"
+        " power cable inside and take it to any Post Office or parcel shop within 30 days."
+    )
+    # Asked for a name (what a sentence "holds" is loose there), or with the next
+    # sentence already in the answer, the sentence stays as it is.
+    assert _with_asked_value([bag], scored, [AnswerType.NAME])[0].text == bag.text
+    pop = next(s for s in scored if s.text.startswith("Pop the Hub"))
+    assert [s.text for s in _with_asked_value([bag, pop], scored, [AnswerType.DURATION])] == [
+        bag.text,
+        pop.text,
+    ]
+
+
+def test_the_asked_value_is_taken_only_from_the_same_paragraph() -> None:
+    bag = "When your broadband ends, we'll send you a prepaid returns bag."
+    pop = (
+        "Pop the Hub and its power cable inside and take it to any Post Office or parcel"
+        " shop within 30 days."
+    )
+    # Wrapped lines and emphasis ("**30 days**") are one paragraph as read.
+    assert _one_paragraph(HUB_RETURN.text, bag, pop)
+    # A blank line apart, the "14 days" is the final bill's, not the Hub's.
+    bill = "Your final bill arrives within 14 days of your last day."
+    assert not _one_paragraph(f"{bag}\n\n{bill}\n", bag, bill)
+    assert not _one_paragraph(HUB_RETURN.text, pop, bag)  # in order only
 
 
 def test_a_row_quoted_with_its_note_shows_no_stray_asterisk() -> None:
