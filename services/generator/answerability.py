@@ -19,6 +19,13 @@ unit with more. What tells them apart is how the evidence is shaped:
 - ``names``: how many of the names the question gives (capitalised words,
   identifiers; up to two) the evidence is not about: no passage knows the name,
   even misspelt, or no retrieved table has the row it names ("the Team plan").
+- ``words``: how long the question is, in twenties of words, at most 2 (40
+  words). Every extra word of a question told as a story ("My husband lost his job
+  and we've just gone onto Universal Credit. Have you got anything cheaper…")
+  dilutes its cosine and term coverage, so the same support means more in a long
+  question than in a short one. On the tuning sets it lowered the cross-validated
+  false refusals from 0.048 to 0.042 and raised abstention from 0.751 to 0.763.
+  The cap keeps a padded question from talking its way past the decision.
 
 The names have a feature of their own because the rarity weighting gives every
 absent word the top weight: a paraphrase's own words ("sit", "gone for good")
@@ -43,7 +50,14 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "answerability.json"
-FEATURES: tuple[str, ...] = ("support", "margin", "missing", "names")
+FEATURES: tuple[str, ...] = ("support", "margin", "missing", "names", "words")
+# A question longer than this counts as this long (the ``words`` feature).
+MAX_QUESTION_WORDS = 40
+
+
+def question_length(question: str) -> float:
+    """The ``words`` feature: the question's words in twenties, at most 2."""
+    return min(len(question.split()), MAX_QUESTION_WORDS) / 20
 
 
 class AnswerabilityError(ValueError):
@@ -63,6 +77,8 @@ class Evidence:
     # about, and those names as the question wrote them.
     names: float = 0.0
     missing_names: tuple[str, ...] = ()
+    # How long the question is (``question_length``).
+    words: float = 0.0
 
     def vector(self, features: tuple[str, ...] = FEATURES) -> list[float]:
         values = {
@@ -70,6 +86,7 @@ class Evidence:
             "margin": self.margin,
             "missing": self.missing,
             "names": self.names,
+            "words": self.words,
         }
         return [values[name] for name in features]
 

@@ -54,7 +54,7 @@ from ragway.text import stem, words
 from ragway.unit_vectors import embedding_text, unpack
 from ragway.units import FOOTNOTE_MARK, Unit, plain, split_sentences, units, unmarked
 from services.generator import metrics
-from services.generator.answerability import AnswerabilityModel, Evidence
+from services.generator.answerability import AnswerabilityModel, Evidence, question_length
 from services.generator.backends.base import (
     Delta,
     Final,
@@ -110,7 +110,7 @@ MAX_LISTED_ITEMS = 8
 # them (salience, as ``missing``), pronouns and contraction stubs are no terms, and
 # an amount written short ("100k") is a number, not a name the pages lack. 8: a
 # labelled line ("Variants per product: 250") is keyed by its label as a row is.
-POLICY_VERSION = "extractive-policy-8"
+POLICY_VERSION = "extractive-policy-9"
 
 
 @dataclass(frozen=True, slots=True)
@@ -670,6 +670,7 @@ class ExtractiveGenerator:
             missing_words=tuple(dict.fromkeys(said)),
             names=float(min(len(absent_names), 2)),
             missing_names=tuple(dict.fromkeys(named)),
+            words=question_length(question),
         )
 
     def _absent_meaning(

@@ -13,6 +13,7 @@ from services.generator.answerability import (
     AnswerabilityError,
     AnswerabilityModel,
     Evidence,
+    question_length,
 )
 from services.generator.backends.base import Final, GenerationRequest, Passage, Verdict
 from services.generator.backends.extractive import ExtractiveGenerator
@@ -31,7 +32,7 @@ def test_the_packaged_model_was_trained_on_tuning_sets_only() -> None:
     ]
     assert not any("heldout" in name for name in trained["qa_sha256"])
     assert trained["cv_false_refusals"] <= trained["max_false_refusals"]
-    assert MODEL.features == ("support", "margin", "missing", "names")
+    assert MODEL.features == ("support", "margin", "missing", "names", "words")
 
 
 def test_an_answer_that_stands_out_is_answerable_and_a_crowd_of_near_misses_is_not() -> None:
@@ -52,6 +53,27 @@ def test_a_name_the_evidence_is_not_about_makes_a_question_less_answerable() -> 
     assert MODEL.probability(named) < MODEL.probability(base)
     assert MODEL.reason(named) == (
         "The knowledge base does not cover “Premium”, so it cannot answer this."
+    )
+
+
+def test_the_same_support_means_more_in_a_longer_question_up_to_forty_words() -> None:
+    short = Evidence(0.45, 0.08, 0.02, words=question_length("Can I get my money back?"))
+    story = Evidence(
+        0.45,
+        0.08,
+        0.02,
+        words=question_length(
+            "I paid for a whole year last week and I already know this isn't going to work"
+            " for me. Can I get my money back?"
+        ),
+    )
+    assert (short.words, story.words) == (0.3, 1.25)
+    assert MODEL.probability(story) > MODEL.probability(short)
+    # Padding a question past forty words buys nothing more.
+    padded = " ".join(["please"] * 200) + " can I get my money back?"
+    assert question_length(padded) == 2.0
+    assert MODEL.probability(Evidence(0.45, 0.08, 0.02, words=question_length(padded))) == (
+        MODEL.probability(Evidence(0.45, 0.08, 0.02, words=2.0))
     )
 
 
@@ -132,6 +154,8 @@ async def test_a_paraphrases_own_wording_is_not_the_missing_subject_of_the_quest
         return generator.evidence(question, passages, generator.score(question, passages))
 
     assert evidence(paraphrase).missing < evidence(subject).missing
+    # The evidence carries the question's length, as the model reads it.
+    assert evidence(paraphrase).words == question_length(paraphrase) == 0.75
     request = GenerationRequest(paraphrase, passages)
     final = [e async for e in generator.generate(request)][-1]
     assert isinstance(final, Final)
