@@ -23,8 +23,9 @@ unit with more. What tells them apart is how the evidence is shaped:
   words). Every extra word of a question told as a story ("My husband lost his job
   and we've just gone onto Universal Credit. Have you got anything cheaper…")
   dilutes its cosine and term coverage, so the same support means more in a long
-  question than in a short one. On the tuning sets it lowered the cross-validated
-  false refusals from 0.048 to 0.042 and raised abstention from 0.751 to 0.763.
+  question than in a short one. On the tuning sets (measured offline, the same
+  passages) it lowered the cross-validated false refusals from 0.048 to 0.042 and
+  raised abstention from 0.751 to 0.763.
   The cap keeps a padded question from talking its way past the decision.
 
 The names have a feature of their own because the rarity weighting gives every

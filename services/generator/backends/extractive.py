@@ -110,6 +110,9 @@ MAX_LISTED_ITEMS = 8
 # them (salience, as ``missing``), pronouns and contraction stubs are no terms, and
 # an amount written short ("100k") is a number, not a name the pages lack. 8: a
 # labelled line ("Variants per product: 250") is keyed by its label as a row is.
+# 9: the answerability model reads the question's length, a sentence lacking the
+# asked value is quoted with the next one of its paragraph that holds it, and a row
+# quoted beside its footnote drops the footnote's marks.
 POLICY_VERSION = "extractive-policy-9"
 
 
