@@ -112,8 +112,10 @@ MAX_LISTED_ITEMS = 8
 # labelled line ("Variants per product: 250") is keyed by its label as a row is.
 # 9: the answerability model reads the question's length, a sentence lacking the
 # asked value is quoted with the next one of its paragraph that holds it, and a row
-# quoted beside its footnote drops the footnote's marks.
-POLICY_VERSION = "extractive-policy-9"
+# quoted beside its footnote drops the footnote's marks. 10: the question's length
+# counts only past ten words (a short keyword question is not held against itself),
+# and "how frequently", "how quickly", "how big" ask as "how often" and "how long" do.
+POLICY_VERSION = "extractive-policy-10"
 
 
 @dataclass(frozen=True, slots=True)
@@ -961,7 +963,9 @@ def _refusal(reason: RefusalReason, detail: str, evidence: float = 0.0) -> Final
 # get", "if we just don't". A passage that answers need not contain them, so they
 # neither count as covered nor as missing.
 _ASKING = re.compile(
-    r"\b(?:how (?:long|many|much|often|soon|far)|at what point|what point|up to)\b", re.I
+    r"\b(?:how (?:long|many|much|often|frequently|regularly|soon|quickly|far|big|large)"
+    r"|at what point|what point|up to)\b",
+    re.I,
 )
 _FILLER = frozenset(stem(w) for w in (
     "get", "gets", "got", "getting", "just", "dont", "don't", "doesnt", "didnt", "ask", "asks",

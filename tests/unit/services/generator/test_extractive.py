@@ -563,6 +563,20 @@ def test_the_words_of_the_asking_are_neither_covered_nor_missing() -> None:
     assert question_terms("How long do I get to download an export?") == {"download", "export"}
 
 
+def test_how_frequently_asks_as_how_often_does() -> None:
+    # "How frequently are bank transactions pulled in?" beside a section "How often
+    # feeds refresh": "frequently" was an absent word that weighed 0.24 in
+    # ``missing``, as if the question were about something the pages never cover.
+    often = question_terms("How often are bank transactions pulled in?")
+    assert question_terms("How frequently are bank transactions pulled in?") == often
+    assert question_terms("How quickly are refunds paid?") == question_terms(
+        "How soon are refunds paid?"
+    )
+    assert question_terms("How big can an upload be?") == {"upload"}
+    # Only the asking goes: a page's own "frequently asked questions" keeps its words.
+    assert "frequent" in question_terms("Where are the frequently asked questions?")
+
+
 def test_a_prohibition_is_one_idea_however_it_is_worded() -> None:
     assert question_terms("What are guests not allowed to do?") == {"guest", "cannot"}
     assert question_terms("Which members aren't permitted to post?") == {"member", "cannot", "post"}
