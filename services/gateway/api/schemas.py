@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
 from services.gateway.runs.feedback import MAX_COMMENT_CHARS, FeedbackRecord
 from services.gateway.runs.models import (
@@ -21,7 +21,26 @@ from services.gateway.runs.models import (
 )
 from services.gateway.runs.submit import Ask
 
-Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+# Control characters other than tab and line breaks are no part of a question a person
+# typed: a NUL or an escape code is a client's bug, and it would reach the run record,
+# the search engines and the answer's echo. Refused with the character named.
+_CONTROL = frozenset(chr(c) for c in (*range(0x00, 0x20), 0x7F)) - {"\t", "\n", "\r"}
+
+
+def _without_control_characters(text: str) -> str:
+    bad = next((ch for ch in text if ch in _CONTROL), None)
+    if bad is not None:
+        raise ValueError(
+            f"contains the control character U+{ord(bad):04X}; send the question as plain text"
+        )
+    return text
+
+
+Question = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1),
+    AfterValidator(_without_control_characters),
+]
 
 
 class RunRequest(BaseModel):
