@@ -6,6 +6,7 @@ services/gateway/runs/models.py.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
@@ -24,14 +25,13 @@ from services.gateway.runs.submit import Ask
 # Control characters other than tab and line breaks are no part of a question a person
 # typed: a NUL or an escape code is a client's bug, and it would reach the run record,
 # the search engines and the answer's echo. Refused with the character named.
-_CONTROL = frozenset(chr(c) for c in (*range(0x00, 0x20), 0x7F)) - {"\t", "\n", "\r"}
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _without_control_characters(text: str) -> str:
-    bad = next((ch for ch in text if ch in _CONTROL), None)
-    if bad is not None:
+    if bad := _CONTROL.search(text):
         raise ValueError(
-            f"contains the control character U+{ord(bad):04X}; send the question as plain text"
+            f"contains the control character U+{ord(bad[0]):04X}; send the question as plain text"
         )
     return text
 

@@ -18,8 +18,8 @@ from fastapi import FastAPI
 from services.gateway.auth import AuthError, KeyRegistry
 from services.gateway.console import render
 
-# Before gradio is imported: it reads these at import time. No analytics, no version
-# check against huggingface.co: the console makes no call outside the gateway.
+# Before gradio is imported: it reads these at import time. No analytics and no
+# version check over the network: the console makes no call outside the gateway.
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")

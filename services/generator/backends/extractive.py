@@ -1300,36 +1300,38 @@ def _with_asked_value(
     out: list[ScoredUnit] = []
     quoted = {(s.passage.number, s.position) for s in selected}
     for s in selected:
-        unit = s.unit
-        valued = s.part < len(kinds) and kinds[s.part] in _VALUE_KINDS
-        if valued and unit is not None and unit.kind == "sentence" and _holding(s) < 0:
-            after = next(
-                (
-                    n
-                    for n in scored
-                    if n.part == s.part
-                    and n.passage.number == s.passage.number
-                    and n.position == s.position + 1
-                ),
-                None,
+        lacking = s.part < len(kinds) and kinds[s.part] in _VALUE_KINDS and _holding(s) < 0
+        after = _next_sentence(s, scored) if lacking else None
+        if after is not None and (after.passage.number, after.position) not in quoted:
+            # A sentence that leans back is already quoted with this one.
+            joined = (
+                after.text if after.text.startswith(s.text) else f"{_sentence(s.text)} {after.text}"
             )
-            if (
-                after is not None
-                and after.unit is not None
-                and after.unit.kind == "sentence"
-                and _holding(after) > 0
-                and (after.passage.number, after.position) not in quoted
-                and _one_paragraph(s.passage.text, unit.text, after.unit.text)
-            ):
-                # A sentence that leans back is already quoted with this one.
-                joined = (
-                    after.text
-                    if after.text.startswith(s.text)
-                    else f"{_sentence(s.text)} {after.text}"
-                )
-                s = replace(s, text=joined)
+            s = replace(s, text=joined)
         out.append(s)
     return out
+
+
+def _next_sentence(s: ScoredUnit, scored: Sequence[ScoredUnit]) -> ScoredUnit | None:
+    """The sentence after sentence ``s`` in its paragraph, when it holds the part's
+    asked kind of value; else None."""
+    if s.unit is None or s.unit.kind != "sentence":
+        return None
+    after = next(
+        (
+            n
+            for n in scored
+            if n.part == s.part
+            and n.passage.number == s.passage.number
+            and n.position == s.position + 1
+        ),
+        None,
+    )
+    if after is None or after.unit is None or after.unit.kind != "sentence":
+        return None
+    if _holding(after) <= 0 or not _one_paragraph(s.passage.text, s.unit.text, after.unit.text):
+        return None
+    return after
 
 
 def _holding(s: ScoredUnit) -> float:
