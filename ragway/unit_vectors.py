@@ -79,10 +79,7 @@ def unpack(blob: bytes, model_id: str, texts: Sequence[str]) -> npt.NDArray[np.f
     magic, stored, dim, n = _HEADER.unpack_from(blob)
     if magic != MAGIC or n != len(texts) or stored != digest(model_id, texts):
         return None
-    body = blob[_HEADER.size :]
-    if len(body) != n * dim * 2:
-        return None
-    return np.frombuffer(body, dtype="<f2").reshape(n, dim).astype(np.float32)
+    return stored_vectors(blob, dim)
 
 
 def chunk_unit_texts(chunks: Sequence[tuple[str, str, str]]) -> list[list[str]]:
@@ -113,3 +110,18 @@ def embed_chunks(embedder: Embedder, chunks: Sequence[tuple[str, str, str]]) -> 
     flat = [t for texts in per_chunk for t in texts]
     vectors = embedder.embed(flat) if flat else np.zeros((0, 0), dtype=np.float32)
     return pack_chunks(embedder.model_id, per_chunk, vectors)
+
+
+def stored_vectors(blob: bytes, dim: int) -> npt.NDArray[np.float32] | None:
+    """The unit vectors of a blob this process's own build wrote, without the digest check.
+
+    The retriever reads the blobs of its own build, embedded by the model that embeds
+    its queries (a build records its model and a retriever refuses another), so only
+    the layout is checked: a blob of another dimension or a damaged one gives None.
+    """
+    if len(blob) < _HEADER.size:
+        return None
+    magic, _, stored_dim, n = _HEADER.unpack_from(blob)
+    if magic != MAGIC or stored_dim != dim or len(blob) != _HEADER.size + n * dim * 2:
+        return None
+    return np.frombuffer(blob, dtype="<f2", offset=_HEADER.size).reshape(n, dim).astype(np.float32)

@@ -247,6 +247,8 @@ class StageScores(_message.Message):
     FUSED_FIELD_NUMBER: _builtins.int
     RERANK_FIELD_NUMBER: _builtins.int
     RERANKED_FIELD_NUMBER: _builtins.int
+    UNIT_FIELD_NUMBER: _builtins.int
+    UNIT_RANK_FIELD_NUMBER: _builtins.int
     sparse: _builtins.float
     sparse_rank: _builtins.int
     dense: _builtins.float
@@ -254,6 +256,12 @@ class StageScores(_message.Message):
     fused: _builtins.float
     rerank: _builtins.float
     reranked: _builtins.bool
+    unit: _builtins.float
+    """A hybrid search's unit list (docs/retrieval.md#unit-fusion): the cosine of the
+    chunk's best answer unit to the query and the chunk's rank by it; 0 when the
+    chunk had no stored unit vectors or the list was not fused.
+    """
+    unit_rank: _builtins.int
     def __init__(
         self,
         *,
@@ -264,10 +272,12 @@ class StageScores(_message.Message):
         fused: _builtins.float = ...,
         rerank: _builtins.float = ...,
         reranked: _builtins.bool = ...,
+        unit: _builtins.float = ...,
+        unit_rank: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dense", b"dense", "dense_rank", b"dense_rank", "fused", b"fused", "rerank", b"rerank", "reranked", b"reranked", "sparse", b"sparse", "sparse_rank", b"sparse_rank"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dense", b"dense", "dense_rank", b"dense_rank", "fused", b"fused", "rerank", b"rerank", "reranked", b"reranked", "sparse", b"sparse", "sparse_rank", b"sparse_rank", "unit", b"unit", "unit_rank", b"unit_rank"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

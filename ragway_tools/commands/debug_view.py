@@ -18,7 +18,7 @@ def show(report: DebugReport, console: Console) -> None:
     )
     for stage in report.stages:
         table = Table(title=f"{stage.stage}  ({stage.ms:.1f} ms)", title_justify="left")
-        for col in ("#", "chunk", "bm25 (rank)", "dense (rank)", "fused", "rerank"):
+        for col in ("#", "chunk", "bm25 (rank)", "dense (rank)", "unit (rank)", "fused", "rerank"):
             table.add_column(col, justify="right" if col != "chunk" else "left")
         for h in stage.hits:
             table.add_row(
@@ -26,6 +26,7 @@ def show(report: DebugReport, console: Console) -> None:
                 h["chunk_id"],
                 f"{_num(h['sparse'], 2)} ({h['sparse_rank'] or '-'})",
                 f"{_num(h['dense'])} ({h['dense_rank'] or '-'})",
+                f"{_num(h.get('unit'))} ({h.get('unit_rank') or '-'})",
                 f"{h['fused']:.4f}",
                 _num(h["rerank"]),
             )

@@ -105,6 +105,8 @@ def retrieve_stages(
                     "sparse_rank": h.scores.sparse_rank or None,
                     "dense": h.scores.dense if h.scores.dense_rank else None,
                     "dense_rank": h.scores.dense_rank or None,
+                    "unit": h.scores.unit if h.scores.unit_rank else None,
+                    "unit_rank": h.scores.unit_rank or None,
                     "fused": h.scores.fused,
                     "rerank": h.scores.rerank if h.scores.reranked else None,
                 }

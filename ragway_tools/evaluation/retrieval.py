@@ -260,10 +260,12 @@ def indexed_retriever(
     stack: Stack | None = None
     token: str | None = None  # None: the environment's (ragway_tools/channels.py)
     if retriever is None:
-        # No answer-unit vectors: they serve the generator, never a search, and
-        # embedding them costs several times the chunk embeddings on BEIR abstracts
-        # (SciFact: about 45 s per 64 documents with them, on 2 loaded cores).
-        env = {"RAGWAY_INDEX_DIR": str(index_home / "index"), "RAGWAY_UNIT_VECTORS": "false"}
+        # With answer-unit vectors, as a served build has them: a hybrid search fuses
+        # its candidates' best units (docs/retrieval.md#unit-fusion). They cost about
+        # twice the chunk embeddings at indexing, once: the index stays under
+        # index_home. "index-units": an index of an earlier version, built without
+        # them, would be taken as complete and score hybrid without its unit list.
+        env = {"RAGWAY_INDEX_DIR": str(index_home / "index-units")}
         if reranker is not None:
             env["RAGWAY_RERANKER_PATH"] = str(reranker.resolve())
         stack = Stack(StackConfig.on_free_ports(index_home, extra_env=env))

@@ -9,6 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+import numpy.typing as npt
+
+from ragway.unit_vectors import stored_vectors
 from services.retriever.model import Candidate, ChunkRecord
 
 DEFAULT_K = 60
@@ -41,3 +45,33 @@ def reciprocal_rank_fusion(
         fused.values(),
         key=lambda f: (-f.fused, min(r for r, _ in f.by_retriever.values()), f.chunk.chunk_id),
     )
+
+
+def unit_ranking(
+    lists: Mapping[str, Sequence[Candidate]], vector: npt.NDArray[np.float32]
+) -> list[Candidate]:
+    """The candidates of ``lists`` ranked by their best answer unit's cosine to the query.
+
+    A chunk's vector averages all its sentences, so a question that one sentence
+    answers (in other words than the page's) can rank the chunk below a neighbour
+    that is about the topic as a whole; its best unit, embedded on its own with
+    its heading, meets the question directly. The units' vectors are the ones
+    stored at write time (ragway/unit_vectors.py): no model runs here. A chunk
+    without stored vectors (too many units, or only the sparse engine's record)
+    is not in this list; fusion still has its other ranks.
+    """
+    records: dict[str, ChunkRecord] = {}
+    for candidates in lists.values():
+        for c in candidates:
+            known = records.get(c.chunk.chunk_id)
+            if known is None or (c.chunk.unit_vectors and not known.unit_vectors):
+                records[c.chunk.chunk_id] = c.chunk
+    best: list[tuple[float, ChunkRecord]] = []
+    dim = int(vector.shape[0])
+    for chunk in records.values():
+        units = stored_vectors(chunk.unit_vectors, dim) if chunk.unit_vectors else None
+        if units is None or not len(units):
+            continue
+        best.append((float(np.max(units @ vector)), chunk))
+    best.sort(key=lambda x: (-x[0], x[1].chunk_id))
+    return [Candidate(chunk=c, score=s, rank=r) for r, (s, c) in enumerate(best, start=1)]

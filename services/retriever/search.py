@@ -2,6 +2,8 @@
 
     query ─┬─ embed ▸ dense search ─┐
            └─ sparse search ────────┴─ RRF ▸ rerank (top rerank_depth) ▸ top_k
+                                        ▲
+               their candidates ranked by best stored unit vector (hybrid only)
 
 A question with several parts ("How many seats does Business include and how
 long is the trash kept?", ``ragway.question.parts``) is also searched part by
@@ -38,7 +40,7 @@ from ragway.question import parts
 from ragway.units import plain
 from services.retriever import tracing
 from services.retriever.catalog import Build
-from services.retriever.fusion import reciprocal_rank_fusion
+from services.retriever.fusion import reciprocal_rank_fusion, unit_ranking
 from services.retriever.model import AccessScope, Candidate, ChunkRecord
 from services.retriever.rerank import Reranker
 
@@ -108,6 +110,7 @@ class Hit:
     fused: float = 0.0
     sparse: tuple[int, float] | None = None  # (rank, score)
     dense: tuple[int, float] | None = None
+    units: tuple[int, float] | None = None  # (rank, best unit's cosine): the unit list
     rerank: float | None = None
 
 
@@ -180,6 +183,9 @@ def _insert_followed(
     return out
 
 
+# The fused list of candidates ranked by their best answer unit's cosine.
+UNITS_LIST = "units"
+
 # Candidates per list whose words a misspelt question is spelt by.
 RESPELL_DEPTH = 30
 
@@ -213,8 +219,10 @@ class HybridSearcher:
         rrf_k: int = 60,
         skip_margin: float | None = None,
         rerank_weight: float = 1.0,
+        unit_fusion: bool = True,
     ) -> None:
         self._embedder = embedder
+        self._unit_fusion = unit_fusion
         self._executor = executor
         # Which reranker a search of a tenant gets when it names none: the server
         # passes its shelf's rule (the tenant's own adapted one, else the shared one),
@@ -375,8 +383,16 @@ class HybridSearcher:
 
         t0 = time.perf_counter()
         with stages.span("ragway.fuse", {"ragway.fusion.rrf_k": self._rrf_k}) as span:
-            hits = self._fuse(lists, [stage for stage, _ in queries])
-            span.set_attribute("ragway.fusion.lists", len(lists))
+            # A hybrid search also ranks its candidates by their best answer unit
+            # (services/retriever/fusion.py:unit_ranking); single-retriever modes
+            # stay what they say, the baselines of `ragway eval retrieval`.
+            vectors = (
+                {stage: embedded[text] for stage, text in queries if text in embedded}
+                if self._unit_fusion and options.mode is Mode.HYBRID
+                else {}
+            )
+            hits = self._fuse(lists, [stage for stage, _ in queries], vectors)
+            span.set_attribute("ragway.fusion.lists", len(lists) + len(vectors))
             span.set_attribute("ragway.candidates", len(hits))
         timings["fuse"] = (time.perf_counter() - t0) * 1000
 
@@ -405,19 +421,27 @@ class HybridSearcher:
         outcome.query_vectors = dict(embedded)
         return outcome
 
-    def _fuse(self, lists: dict[str, list[Candidate]], parts_in_order: list[str]) -> list[Hit]:
+    def _fuse(
+        self,
+        lists: dict[str, list[Candidate]],
+        parts_in_order: list[str],
+        vectors: Mapping[str, Vectors],
+    ) -> list[Hit]:
         # Each query's sparse and dense lists are fused on their own; a multi-part
         # question's rankings are then interleaved (whole, part 1, part 2, part 1,
         # part 2, …), so every part's best passages are near the top. Fusing all the lists
         # at once would favour passages vaguely related to several parts over the
-        # one passage that answers a part.
-        rankings = [
-            reciprocal_rank_fusion(
-                {name.removesuffix(stage): c for name, c in lists.items() if _stage(name) == stage},
-                k=self._rrf_k,
-            )
-            for stage in parts_in_order
-        ]
+        # one passage that answers a part. Where a query has its vector here, its
+        # candidates ranked by their best answer unit are one more list of its fusion.
+        rankings = []
+        for stage in parts_in_order:
+            ranked = {
+                name.removesuffix(stage): c for name, c in lists.items() if _stage(name) == stage
+            }
+            vector = vectors.get(stage)
+            if vector is not None:
+                ranked[UNITS_LIST] = unit_ranking(ranked, vector)
+            rankings.append(reciprocal_rank_fusion(ranked, k=self._rrf_k))
         hits: list[Hit] = []
         seen: set[str] = set()
         # Each ranking gives its best passage not yet taken, in turn: a part whose
@@ -448,6 +472,7 @@ class HybridSearcher:
                         fused=f.fused,
                         sparse=f.by_retriever.get("sparse"),
                         dense=f.by_retriever.get("dense"),
+                        units=f.by_retriever.get(UNITS_LIST),
                     )
                 )
             first_round = False

@@ -118,6 +118,7 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
         rrf_k=settings.rrf_k,
         skip_margin=settings.rerank_skip_margin,
         rerank_weight=settings.rerank_weight,
+        unit_fusion=settings.unit_fusion,
     )
     server = grpc.aio.server(
         options=SERVER_OPTIONS,

@@ -174,6 +174,8 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
                         sparse_rank=h.sparse[0] if h.sparse else 0,
                         dense=h.dense[1] if h.dense else 0.0,
                         dense_rank=h.dense[0] if h.dense else 0,
+                        unit=h.units[1] if h.units else 0.0,
+                        unit_rank=h.units[0] if h.units else 0,
                         fused=h.fused,
                         rerank=h.rerank or 0.0,
                         reranked=h.rerank is not None,

@@ -71,6 +71,11 @@ class RetrieverSettings(RedisClientSettings):
     # vector, so the generator need not embed them per question (the cold-run
     # latency); costs about as much embedding again at write time (docs/ingestion.md).
     unit_vectors: bool = True
+    # A hybrid search also fuses its candidates ranked by their best answer unit's
+    # cosine to the question, from the vectors above (no model runs at search time):
+    # the page whose one sentence answers a paraphrase comes first more often
+    # (docs/retrieval.md#unit-fusion). Needs unit_vectors at write time.
+    unit_fusion: bool = True
     search_threads: int = Field(default=4, ge=1, le=64)
     # Writes (webhook upserts, bulk loads, access changes) and build administration
     # run on their own threads with their own embedder, so a bulk build cannot queue

@@ -43,9 +43,9 @@ def test_every_mode_is_scored_and_written(tmp_path: Path) -> None:
 def test_a_rerun_reuses_the_index(tmp_path: Path) -> None:
     data = load(TINY)
     evaluate_dataset(data, ["q1"], "all", ["sparse"], tmp_path)
-    builds = list((tmp_path / "retriever/index/builds").iterdir())
+    builds = list((tmp_path / "retriever/index-units/builds").iterdir())
     evaluate_dataset(data, ["q1"], "all", ["sparse"], tmp_path)
-    assert list((tmp_path / "retriever/index/builds").iterdir()) == builds
+    assert list((tmp_path / "retriever/index-units/builds").iterdir()) == builds
 
 
 def test_unknown_modes_and_bad_files_are_named(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ def test_a_part_whose_best_passages_the_whole_question_took_still_gets_its_turns
     }
     with ThreadPoolExecutor(1) as pool:
         searcher = HybridSearcher(FakeEmbedder(), pool)
-        hits = searcher._fuse(lists, ["", ".part1", ".part2"])
+        hits = searcher._fuse(lists, ["", ".part1", ".part2"], {})
     order = [h.chunk.chunk_id for h in hits]
     assert order[:3] == ["storage#1", "plans#1", "trash#1"]
     assert order == ["storage#1", "plans#1", "trash#1", "guests#1", "retention#1", "roles#1"]
@@ -46,7 +46,7 @@ def test_after_its_first_turn_the_whole_question_waits_for_the_parts() -> None:
     }
     with ThreadPoolExecutor(1) as pool:
         searcher = HybridSearcher(FakeEmbedder(), pool)
-        hits = searcher._fuse(lists, ["", ".part1", ".part2"])
+        hits = searcher._fuse(lists, ["", ".part1", ".part2"], {})
     order = [h.chunk.chunk_id for h in hits]
     assert order[:6] == [
         "whole#1",
