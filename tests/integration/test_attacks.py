@@ -14,7 +14,10 @@ documents, so the counts below are real:
 
 A leak is any forbidden document id in a source or citation, or any sentence that
 only a forbidden page holds, in any string of any answer, source, event or error.
-An overwrite is any change to what the owner's search returns for its own page.
+An overwrite is a chunk of the owner's page that the owner's search for its own text
+no longer returns as it was, or a hit of that page whose text is not the owner's. (Where
+the page's chunks rank is no overwrite: the tenants of a build share its BM25 statistics,
+so another tenant's pages move the owner's scores, never its text or its access.)
 The counts go to var/attacks/report.json and to the log (``pytest -s`` prints them).
 """
 
@@ -407,6 +410,23 @@ def snapshot(stack: Stack, doc: Document) -> set[tuple[str, str]]:
     return {(h.chunk_id, h.text) for h in hits if h.document_id == doc.document_id}
 
 
+def overwritten(stack: Stack, doc: Document, before: set[tuple[str, str]]) -> list[str]:
+    """The chunks of the owner's page (as ``snapshot`` found them before) that the owner's
+    search for their own text no longer returns unchanged, and any hit of the page whose
+    text the owner never wrote."""
+    own = {c.chunk_id: c.text for c in doc.chunks}
+    changed: list[str] = []
+    for chunk_id, text in sorted(before):
+        hits = search(
+            stack.config.retriever_addr, text, tenant=doc.tenant, groups=("public", "staff")
+        )
+        mine = {h.chunk_id: h.text for h in hits if h.document_id == doc.document_id}
+        if mine.get(chunk_id) != text:
+            changed.append(chunk_id)
+        changed += [c for c, t in mine.items() if own.get(c) != t]
+    return changed
+
+
 def colliding(doc: Document, sender: str) -> str:
     """The page's own headings (so the same chunk ids) over another tenant's text."""
     lines = [
@@ -504,8 +524,8 @@ def test_webhooks_for_another_tenant_are_refused_and_colliding_ids_overwrite_not
             )
             assert any(h.document_id == doc.document_id for h in theirs), doc.document_id
             # ...and the owner's page is what it was.
-            if snapshot(stack, doc) != before[doc.document_id]:
-                tally.overwrites.append(f"collision on {doc.document_id}")
+            for chunk_id in overwritten(stack, doc, before[doc.document_id]):
+                tally.overwrites.append(f"collision on {chunk_id}")
         # The other tenant deleting its copies leaves the owner's pages where they were.
         deliveries = []
         for doc in docs:
@@ -518,8 +538,8 @@ def test_webhooks_for_another_tenant_are_refused_and_colliding_ids_overwrite_not
             assert wait_done(store, delivery)["state"] == "done"
     client_redis.close()
     for doc in docs:
-        if snapshot(stack, doc) != before[doc.document_id]:
-            tally.overwrites.append(f"colliding delete on {doc.document_id}")
+        for chunk_id in overwritten(stack, doc, before[doc.document_id]):
+            tally.overwrites.append(f"colliding delete on {chunk_id}")
     with httpx.Client(base_url=stack.config.gateway_url, timeout=60) as client:
         for owner in callers(docs):
             body = client.post(
