@@ -26,7 +26,7 @@ def show(report: DebugReport, console: Console) -> None:
                 h["chunk_id"],
                 f"{_num(h['sparse'], 2)} ({h['sparse_rank'] or '-'})",
                 f"{_num(h['dense'])} ({h['dense_rank'] or '-'})",
-                f"{_num(h.get('unit'))} ({h.get('unit_rank') or '-'})",
+                f"{_num(h['unit'])} ({h['unit_rank'] or '-'})",
                 f"{h['fused']:.4f}",
                 _num(h["rerank"]),
             )

@@ -35,8 +35,7 @@ def reciprocal_rank_fusion(
     for name, candidates in ranked_lists.items():
         for c in candidates:
             entry = fused.setdefault(c.chunk.chunk_id, Fused(chunk=c.chunk))
-            if c.chunk.unit_vectors and not entry.chunk.unit_vectors:
-                entry.chunk = c.chunk  # the dense engine's record carries the unit vectors
+            entry.chunk = _with_vectors(entry.chunk, c.chunk)
             entry.fused += 1.0 / (k + c.rank)
             entry.by_retriever[name] = (c.rank, c.score)
     # Ties (equal fused score) break on the best single rank, then chunk id,
@@ -47,8 +46,16 @@ def reciprocal_rank_fusion(
     )
 
 
+def _with_vectors(known: ChunkRecord, other: ChunkRecord) -> ChunkRecord:
+    """Of two records of one chunk, the one that carries the unit vectors: the dense
+    engine's (the sparse indexes store none), which the generator and unit_ranking read."""
+    return other if other.unit_vectors and not known.unit_vectors else known
+
+
 def unit_ranking(
-    lists: Mapping[str, Sequence[Candidate]], vector: npt.NDArray[np.float32]
+    lists: Mapping[str, Sequence[Candidate]],
+    vector: npt.NDArray[np.float32],
+    decoded: dict[str, npt.NDArray[np.float32]] | None = None,
 ) -> list[Candidate]:
     """The candidates of ``lists`` ranked by their best answer unit's cosine to the query.
 
@@ -59,19 +66,25 @@ def unit_ranking(
     stored at write time (ragway/unit_vectors.py): no model runs here. A chunk
     without stored vectors (too many units, or only the sparse engine's record)
     is not in this list; fusion still has its other ranks.
+
+    ``decoded``: the chunks' vectors already read in this search, by chunk id, filled
+    here, so a multi-part question reads each blob once.
     """
     records: dict[str, ChunkRecord] = {}
     for candidates in lists.values():
         for c in candidates:
             known = records.get(c.chunk.chunk_id)
-            if known is None or (c.chunk.unit_vectors and not known.unit_vectors):
-                records[c.chunk.chunk_id] = c.chunk
+            records[c.chunk.chunk_id] = c.chunk if known is None else _with_vectors(known, c.chunk)
+    cache = {} if decoded is None else decoded
     best: list[tuple[float, ChunkRecord]] = []
     dim = int(vector.shape[0])
     for chunk in records.values():
-        units = stored_vectors(chunk.unit_vectors, dim) if chunk.unit_vectors else None
-        if units is None or not len(units):
-            continue
+        units = cache.get(chunk.chunk_id)
+        if units is None:
+            units = stored_vectors(chunk.unit_vectors, dim)
+            if units is None or not len(units):
+                continue
+            cache[chunk.chunk_id] = units
         best.append((float(np.max(units @ vector)), chunk))
     best.sort(key=lambda x: (-x[0], x[1].chunk_id))
     return [Candidate(chunk=c, score=s, rank=r) for r, (s, c) in enumerate(best, start=1)]

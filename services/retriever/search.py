@@ -434,13 +434,14 @@ class HybridSearcher:
         # one passage that answers a part. Where a query has its vector here, its
         # candidates ranked by their best answer unit are one more list of its fusion.
         rankings = []
+        decoded: dict[str, Vectors] = {}  # each chunk's unit vectors, read once per search
         for stage in parts_in_order:
             ranked = {
                 name.removesuffix(stage): c for name, c in lists.items() if _stage(name) == stage
             }
             vector = vectors.get(stage)
             if vector is not None:
-                ranked[UNITS_LIST] = unit_ranking(ranked, vector)
+                ranked[UNITS_LIST] = unit_ranking(ranked, vector, decoded)
             rankings.append(reciprocal_rank_fusion(ranked, k=self._rrf_k))
         hits: list[Hit] = []
         seen: set[str] = set()
