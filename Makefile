@@ -213,6 +213,10 @@ dev-secrets: $(STAMP) ## Random dev-only secrets for deploy/k8s/overlays/dev (gi
 bench-ingest: $(STAMP) ## Bulk build and webhooks on SciFact against a plain sentence-transformers encode, one run (var/bench/ingest/ingest.md; INGEST_ARGS="--limit 500" for a quick one)
 	$(BIN)/python scripts/bench_ingest.py --dataset $(SCIFACT) $(INGEST_ARGS)
 
+.PHONY: bench-live-writes
+bench-live-writes: $(STAMP) ## Searches beside back-to-back live writes, the writes on one thread vs widened while quiet (var/bench/live-writes/live-writes.md)
+	$(BIN)/python scripts/bench_live_writes.py --dataset $(SCIFACT) $(LIVE_WRITES_ARGS)
+
 .PHONY: lint
 lint: $(STAMP) ## ruff (lint + format check), mypy --strict and the import layers (lint-imports)
 	$(BIN)/ruff check .

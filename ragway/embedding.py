@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -106,6 +106,64 @@ def cpu_session(model: Path, threads: int, *, spin: bool = True) -> Any:
     return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
 
 
+class Widening:
+    """Another onnxruntime session of the same model (more threads) and when to use it.
+
+    A live write embeds on one thread so that searches keep the other cores; while
+    no search runs, the cores are idle and the write can take them all. A search
+    that starts meanwhile calls ``interrupt``: the wide runs stop between two
+    operators and their batches run again on the narrow session, so the search
+    shares the cores with one thread, not with all of them.
+    ``observe`` is told each batch's outcome: "wide", "narrow" or "interrupted".
+    """
+
+    def __init__(
+        self,
+        session: Any,
+        when: Callable[[], bool],
+        observe: Callable[[str], None] | None = None,
+    ) -> None:
+        self.session = session
+        self.when = when
+        self._observe = observe
+        self._lock = threading.Lock()
+        self._running: dict[int, Any] = {}  # id → the RunOptions of a wide run
+
+    def run(self, feeds: dict[str, Any]) -> Any | None:
+        """The batch's hidden states from the wide session, or None: not now or
+        interrupted, so the caller runs it narrow."""
+        if not self.when():
+            self._tell("narrow")
+            return None
+        import onnxruntime as ort
+
+        options = ort.RunOptions()
+        with self._lock:
+            self._running[id(options)] = options
+        try:
+            (hidden,) = self.session.run(["last_hidden_state"], feeds, options)
+        except Exception:  # onnxruntime's own error type when the flag stops it
+            if not options.terminate:
+                raise
+            self._tell("interrupted")
+            return None
+        finally:
+            with self._lock:
+                self._running.pop(id(options), None)
+        self._tell("wide")
+        return hidden
+
+    def interrupt(self) -> None:
+        """Stop the wide runs in flight (a search has started)."""
+        with self._lock:
+            for options in self._running.values():
+                options.terminate = True
+
+    def _tell(self, outcome: str) -> None:
+        if self._observe is not None:
+            self._observe(outcome)
+
+
 class OnnxMiniLMEmbedder:
     """Mean-pooled, L2-normalised MiniLM embeddings through onnxruntime."""
 
@@ -121,7 +179,11 @@ class OnnxMiniLMEmbedder:
         max_tokens: int = 256,
         batch_size: int = 32,
         spin: bool = True,
+        widening: Widening | None = None,
     ) -> None:
+        """``widening``: each batch runs on its session instead of this embedder's
+        own while its ``when()`` is true (a live write on every core while no
+        search runs, services/retriever/activity.py)."""
         from tokenizers import Tokenizer
 
         if threads < 1:
@@ -144,9 +206,15 @@ class OnnxMiniLMEmbedder:
         self._tokenizer.no_padding()
         self.threads = threads
         self._batch_size = batch_size
+        self._widening = widening
         # onnxruntime sessions are thread-safe for run(); the tokenizer's settings
         # are shared state, so one tokenizer call at a time per embedder.
         self._lock = threading.Lock()
+
+    @property
+    def session(self) -> Any:
+        """The onnxruntime session (shared with another embedder's ``Widening``)."""
+        return self._session
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:
@@ -171,7 +239,11 @@ class OnnxMiniLMEmbedder:
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        (hidden,) = self._session.run(["last_hidden_state"], feeds)
+        # Asked per batch, not per call: a search that starts during a long write
+        # interrupts the wide batch, and the rest of the write runs narrow.
+        hidden = self._widening.run(feeds) if self._widening is not None else None
+        if hidden is None:
+            (hidden,) = self._session.run(["last_hidden_state"], feeds)
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)

@@ -54,6 +54,7 @@ from ragway_tools.launcher import Stack, StackConfig
 from ragway_tools.loading import load_documents
 from services.ingest.deliveries import TERMINAL, DeliveryStore
 from services.ingest.signing import sign
+from services.retriever.settings import RetrieverSettings
 
 DEFAULTS = Defaults(tenant="bench", groups=("public",))
 
@@ -272,6 +273,9 @@ def main() -> int:
                 "baseline_torch": torch_threads,
                 "bulk_inference": bulk_threads,
                 "write_inference (webhooks)": os.environ.get("RAGWAY_WRITE_INFERENCE_THREADS", "1"),
+                # No search runs during the webhooks, so with this on their batches
+                # embed on the bulk session (services/retriever/activity.py).
+                "write_widen_when_quiet": RetrieverSettings().write_widen_when_quiet,
             },
         },
     }
@@ -311,6 +315,11 @@ def main() -> int:
     # The run's own processes load the machine too: only a load before it above the
     # CPU count says that other work shared the cores.
     cpus = os.cpu_count() or 1
+    widened = (
+        ", on the bulk session's while no search runs (RAGWAY_WRITE_WIDEN_WHEN_QUIET)"
+        if threads["write_widen_when_quiet"]
+        else ""
+    )
     busy = (
         f": above the {cpus} CPUs before the run, so other work shared the cores"
         if load_before[0] > cpus
@@ -330,7 +339,7 @@ The bulk build embeds more than the baseline: each chunk's answer units as well
 {chunk_tokens:,}, so it runs {(chunk_tokens + unit_tokens) / chunk_tokens:.2f} times the
 baseline's tokens; per token embedded it runs at {per_token:.2f} times the baseline.
 Inference threads: bulk {threads["bulk_inference"]}, webhooks (live writes) \
-{threads["write_inference (webhooks)"]}. Parsing and chunking alone: {parse_s:.1f} s.
+{threads["write_inference (webhooks)"]}{widened}. Parsing and chunking alone: {parse_s:.1f} s.
 Machine: {os.cpu_count()} CPUs; load average {load_before[0]:.1f} before the run,
 {after} (1, 5, 15 min) after it{busy}.
 """

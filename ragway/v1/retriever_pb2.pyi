@@ -504,9 +504,16 @@ class UpsertRequest(_message.Message):
     CHUNKS_FIELD_NUMBER: _builtins.int
     BUILD_FIELD_NUMBER: _builtins.int
     ORIGIN_FIELD_NUMBER: _builtins.int
+    REPLACE_DOCUMENTS_FIELD_NUMBER: _builtins.int
     build: _builtins.str
     """build id or alias; empty = "live" """
     origin: Global___WriteOrigin.ValueType
+    replace_documents: _builtins.bool
+    """Remove the other chunks of every document these chunks belong to, in the same
+    write and after the embedding: a new version replaces the old one without a
+    Delete call first, so searches never find the document missing while it embeds.
+    A document whose chunks a BULK write skips is left alone, as for the chunks.
+    """
     @_builtins.property
     def chunks(self) -> _containers.RepeatedCompositeFieldContainer[Global___Chunk]: ...
     def __init__(
@@ -515,10 +522,11 @@ class UpsertRequest(_message.Message):
         chunks: _abc.Iterable[Global___Chunk] | None = ...,
         build: _builtins.str = ...,
         origin: Global___WriteOrigin.ValueType = ...,
+        replace_documents: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["build", b"build", "chunks", b"chunks", "origin", b"origin"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build", b"build", "chunks", b"chunks", "origin", b"origin", "replace_documents", b"replace_documents"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -188,15 +188,16 @@ def _apply(
                     timeout=timeout_s,
                 )
                 continue
-            stub.Delete(
-                pb.DeleteRequest(
-                    tenant=ref.tenant,
-                    document_ids=[ref.id],
-                    build=build,
-                    origin=pb.WRITE_ORIGIN_INCREMENTAL,
-                ),
-                timeout=timeout_s,
-            )
+            if not chunks:  # a deletion
+                stub.Delete(
+                    pb.DeleteRequest(
+                        tenant=ref.tenant,
+                        document_ids=[ref.id],
+                        build=build,
+                        origin=pb.WRITE_ORIGIN_INCREMENTAL,
+                    ),
+                    timeout=timeout_s,
+                )
             for start in range(0, len(chunks), 64):
                 renew()
                 stub.Upsert(
@@ -204,6 +205,9 @@ def _apply(
                         chunks=chunks[start : start + 64],
                         build=build,
                         origin=pb.WRITE_ORIGIN_INCREMENTAL,
+                        # The first call replaces the old version in one write, so
+                        # searches keep finding it while the new one embeds.
+                        replace_documents=start == 0,
                     ),
                     timeout=timeout_s,
                 )

@@ -49,3 +49,17 @@ class ChunkSource(Protocol):
     """
 
     def document_chunks(self, tenant: str, document_id: str) -> list[ChunkRecord]: ...
+
+
+@runtime_checkable
+class DocumentReplacer(Protocol):
+    """A sparse index that swaps documents' chunks for new ones in one commit.
+
+    Optional: without it the write path deletes and then upserts, and a search in
+    between (one commit apart) finds the documents in the dense index only. The
+    embedded tantivy engine has it: one commit instead of two per webhook write.
+    """
+
+    def replace_documents(
+        self, documents: Sequence[tuple[str, str]], chunks: Sequence[ChunkRecord]
+    ) -> None: ...

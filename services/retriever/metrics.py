@@ -54,6 +54,21 @@ EMBEDDING_CACHE = Counter(
 )
 
 
+WRITE_BATCHES = Counter(
+    "ragway_retriever_write_embedding_batches",
+    "Batches a live write embedded: session=wide on the bulk session while searches were "
+    "quiet, narrow on the live writes' own, interrupted: stopped by a search and run again "
+    "narrow (RAGWAY_WRITE_WIDEN_WHEN_QUIET).",
+    ["session"],
+    registry=REGISTRY,
+)
+
+
+def observe_write_batch(outcome: str) -> None:
+    """``outcome``: "wide", "narrow" or "interrupted" (ragway.embedding.Widening)."""
+    WRITE_BATCHES.labels(outcome).inc()
+
+
 def observe_embedding_cache(hits: int, misses: int) -> None:
     if hits:
         EMBEDDING_CACHE.labels("hit").inc(hits)

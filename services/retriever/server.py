@@ -12,12 +12,13 @@ import grpc
 from grpc_health.v1 import health
 
 from ragway import spelling
-from ragway.embedding import Embedder, OnnxMiniLMEmbedder, cpu_flags
+from ragway.embedding import Embedder, OnnxMiniLMEmbedder, Widening, cpu_flags
 from ragway.embedding_cache import CachedEmbedder, open_cache
 from ragway.grpc_server import SERVER_OPTIONS, add_health_and_reflection, bind, serve
 from ragway.service_auth import server_interceptors
 from ragway.v1 import retriever_pb2, retriever_pb2_grpc
 from services.retriever import metrics
+from services.retriever.activity import SearchActivity
 from services.retriever.backends import create_engines
 from services.retriever.catalog import BuildCatalog
 from services.retriever.catalog_redis import RedisCatalogStore
@@ -62,11 +63,24 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
     spelling.english_words()  # the respelling's dictionary (~0.1 s): read before a query
     # Writes get their own embedder and threads: on the search path's, a bulk build's
     # embedding held the embedder and every search thread while queries waited.
-    write_embedder: Embedder = OnnxMiniLMEmbedder(threads=settings.write_inference_threads)
     # Bulk loads are throughput work: a session of their own on every core, so they
     # neither take the live writes' thread nor the searches' (issue 19). Its threads
     # do not spin between operators: the cores are the searches' too.
-    bulk_embedder: Embedder = OnnxMiniLMEmbedder(threads=settings.bulk_threads(), spin=False)
+    bulk_model = OnnxMiniLMEmbedder(threads=settings.bulk_threads(), spin=False)
+    bulk_embedder: Embedder = bulk_model
+    # A live write borrows the bulk session while no search runs; a search that
+    # starts interrupts it (services/retriever/activity.py).
+    widening = (
+        Widening(bulk_model.session, lambda: activity.quiet(), metrics.observe_write_batch)
+        if settings.write_widen_when_quiet
+        else None
+    )
+    activity = SearchActivity(
+        settings.write_quiet_s, on_search=widening.interrupt if widening else None
+    )
+    write_embedder: Embedder = OnnxMiniLMEmbedder(
+        threads=settings.write_inference_threads, widening=widening
+    )
     # Both write sessions share one cache of computed vectors: a rebuild, a re-sent
     # webhook or an access change embeds only texts it has not embedded before.
     cache = (
@@ -134,6 +148,7 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
             search_executor=executor,
             bulk_embedder=bulk_embedder,
             rerankers=shelf,
+            activity=activity,
         ),
         server,
     )

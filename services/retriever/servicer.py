@@ -23,6 +23,7 @@ from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
 from ragway.v1.embeddings_pb2 import QueryVector
 from services.retriever import metrics, writes
+from services.retriever.activity import SearchActivity
 from services.retriever.admin import BuildAdmin, abort
 from services.retriever.catalog import BuildCatalog
 from services.retriever.catalog_store import CatalogUnavailableError
@@ -78,6 +79,7 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
         search_executor: Executor | None = None,
         bulk_embedder: Embedder | None = None,
         rerankers: RerankerShelf | None = None,
+        activity: SearchActivity | None = None,
     ) -> None:
         """``embedder`` and ``executor`` serve the writes and build administration;
         searches run on the searcher's own embedder and on ``search_executor`` (the
@@ -90,8 +92,17 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
         self._searcher = searcher
         self._search_executor = search_executor or executor
         self._rerankers = rerankers or RerankerShelf()
+        # Searches mark themselves here; a live write embeds on every core while
+        # none runs (services/retriever/activity.py).
+        self._activity = activity or SearchActivity(settings.write_quiet_s)
 
     async def Search(
+        self, request: pb.SearchRequest, context: grpc.aio.ServicerContext
+    ) -> pb.SearchResponse:
+        with self._activity.searching():
+            return await self._search(request, context)
+
+    async def _search(
         self, request: pb.SearchRequest, context: grpc.aio.ServicerContext
     ) -> pb.SearchResponse:
         query = request.query.strip()
@@ -238,6 +249,7 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
                 records,
                 origin,
                 unit_vectors=self._settings.unit_vectors,
+                replace_documents=request.replace_documents,
             ),
             context,
         )

@@ -82,6 +82,11 @@ class RetrieverSettings(RedisClientSettings):
     # live searches behind it; write_inference_threads are its onnxruntime threads.
     write_threads: int = Field(default=2, ge=1, le=64)
     write_inference_threads: int = Field(default=1, ge=1, le=64)
+    # While no search is in flight and none ended for write_quiet_s, a live write's
+    # batches embed on the bulk session instead (bulk_inference_threads, every CPU by
+    # default): the cores a search would need are idle (services/retriever/activity.py).
+    write_widen_when_quiet: bool = True
+    write_quiet_s: float = Field(default=1.0, ge=0.0, le=3600.0)
     # Bulk loads (Upsert with origin BULK: `ragway builds create`) embed with a third
     # session of this many intra-op threads (unset: every CPU), since a bulk build is
     # throughput work that should use the machine; query-time embedding keeps its own

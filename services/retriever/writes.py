@@ -24,7 +24,7 @@ import numpy as np
 from ragway.embedding import Embedder, Vectors
 from ragway.unit_vectors import chunk_unit_texts, pack_chunks
 from services.retriever.catalog import Build
-from services.retriever.indexes import ChunkSource
+from services.retriever.indexes import ChunkSource, DocumentReplacer
 from services.retriever.model import ChunkRecord, Status
 
 
@@ -86,7 +86,12 @@ def upsert(
     origin: Origin,
     *,
     unit_vectors: bool = True,
+    replace_documents: bool = False,
 ) -> Upserted:
+    """Write ``records``; with ``replace_documents``, first remove the other chunks of
+    their documents, under the same lock and after the embedding, so that searches
+    find the old version until the new one is in (a Delete call first left them
+    without the document for as long as the embedding took)."""
     todo = _skip_touched(build, list(records), origin)
     todo, vectors = embed_records(embedder, todo, unit_vectors=unit_vectors)
     with build.write_lock:
@@ -94,12 +99,33 @@ def upsert(
         if len(keep) != len(todo):
             kept = {(r.tenant, r.chunk_id) for r in keep}  # chunk ids repeat across tenants
             vectors = vectors[[i for i, r in enumerate(todo) if (r.tenant, r.chunk_id) in kept]]
-        if keep:
+        if replace_documents:
+            _replace(build, keep, vectors)
+        elif keep:
             build.sparse.upsert(keep)
             build.dense.upsert(keep, vectors.tolist())
         if origin is Origin.INCREMENTAL:
             build.mark_touched((r.tenant, r.document_id) for r in keep)
     return Upserted(written=len(keep), skipped=len(records) - len(keep))
+
+
+def _replace(build: Build, records: list[ChunkRecord], vectors: Vectors) -> None:
+    """The documents of ``records`` become exactly ``records`` (under the write lock)."""
+    documents = list(dict.fromkeys((r.tenant, r.document_id) for r in records))
+    by_tenant: dict[str, list[str]] = {}
+    for tenant, document_id in documents:
+        by_tenant.setdefault(tenant, []).append(document_id)
+    for tenant, ids in by_tenant.items():
+        build.dense.delete_documents(tenant, ids)
+    if records:
+        build.dense.upsert(records, vectors.tolist())
+    if isinstance(build.sparse, DocumentReplacer):
+        build.sparse.replace_documents(documents, records)  # one commit
+        return
+    for tenant, ids in by_tenant.items():
+        build.sparse.delete_documents(tenant, ids)
+    if records:
+        build.sparse.upsert(records)
 
 
 def delete(build: Build, tenant: str, document_ids: Sequence[str], origin: Origin) -> Deleted:

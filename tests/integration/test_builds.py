@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -229,3 +230,32 @@ def test_the_cli_rebuilds_from_a_manifest_with_the_same_checksums(private: Stack
     assert shown.exit_code == 0 and '"sparse_chunks"' in shown.output
     missing = runner.invoke(app, ["builds", "show", "no-such-build", "--retriever", addr])
     assert missing.exit_code == 1 and "NOT_FOUND" in missing.output
+
+
+def write_batches(stack: Stack) -> dict[str, float]:
+    url = stack.metrics_url("retriever")
+    assert url is not None
+    counts = {"wide": 0.0, "narrow": 0.0, "interrupted": 0.0}
+    for line in httpx.get(url, timeout=10).text.splitlines():
+        if line.startswith("ragway_retriever_write_embedding_batches_total{"):
+            outcome = line.split('session="')[1].split('"')[0]
+            counts[outcome] = float(line.rsplit(" ", 1)[1])
+    return counts
+
+
+def test_a_live_write_embeds_on_every_core_while_no_search_runs(private: Stack) -> None:
+    """RAGWAY_WRITE_WIDEN_WHEN_QUIET (on by default): a webhook's write, with no
+    search for longer than RAGWAY_WRITE_QUIET_S (1 s), runs its batches wide."""
+    addr = private.config.retriever_addr
+    search(addr, OPENS)  # a search ends: writes stay narrow for the next second
+    time.sleep(1.2)
+    before = write_batches(private)
+    with httpx.Client(base_url=private.config.ingest_url, timeout=30) as client:
+        doc = upserted("quiet-write", "# Parking\n\nInitech visitors park on level 2.\n")
+        resp = send(client, private.config.webhook_secret, doc)
+    assert resp.status_code == 202, resp.text
+    store = DeliveryStore(redis.Redis.from_url(private.config.redis_url), ttl_s=3600)
+    assert wait_done(store, resp.json()["delivery_id"])["state"] == "done"
+    after = write_batches(private)
+    assert after["wide"] > before["wide"]
+    assert after["narrow"] == before["narrow"] and after["interrupted"] == before["interrupted"]

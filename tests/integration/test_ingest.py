@@ -299,6 +299,25 @@ def test_an_older_change_arriving_late_does_not_overwrite_a_newer_one(
     assert len(hits) == 1 and "1 pm" in hits[0].text
 
 
+def test_a_new_version_with_fewer_sections_leaves_none_of_the_old_chunks(
+    ingest: Stack, hooks: httpx.Client, store: DeliveryStore
+) -> None:
+    # The worker replaces the document in one Upsert (replace_documents), no Delete
+    # first: the old version's second chunk must still go.
+    doc_id = f"shrunk-{uuid.uuid4().hex[:6]}"
+    first = send(hooks, secret(ingest), upserted(doc_id, VACATION) | {"occurred_at": 1000.0})
+    assert wait_done(store, first.json()["delivery_id"])["chunks"] == "2"
+    shorter = "# Initech vacation policy\n\nInitech staff may carry over five vacation days.\n"
+    second = send(hooks, secret(ingest), upserted(doc_id, shorter) | {"occurred_at": 2000.0})
+    assert wait_done(store, second.json()["delivery_id"])["state"] == "done"
+    hits = [
+        h
+        for h in search(ingest.config.retriever_addr, "Initech vacation TPS portal carry over")
+        if h.document_id == doc_id
+    ]
+    assert [h.text for h in hits] == ["Initech staff may carry over five vacation days."]
+
+
 def test_a_retriever_that_stays_away_ends_in_a_dead_letter_after_retries(
     ingest: Stack, hooks: httpx.Client, store: DeliveryStore
 ) -> None:

@@ -91,6 +91,19 @@ class TantivySparseIndex:
                 self._writer.add_document(self._to_document(chunk))
             self._commit()
 
+    def replace_documents(
+        self, documents: Sequence[tuple[str, str]], chunks: Sequence[ChunkRecord]
+    ) -> None:
+        """Every chunk of each (tenant, document id) out, ``chunks`` in: one commit,
+        so a search sees the old version or the new one, never neither."""
+        with self._write_lock:
+            for tenant, document_id in documents:
+                self._writer.delete_documents_by_term("doc_key", _doc_key(tenant, document_id))
+            for chunk in chunks:
+                self._writer.delete_documents_by_term("chunk_key", _chunk_key(chunk))
+                self._writer.add_document(self._to_document(chunk))
+            self._commit()
+
     def delete_documents(self, tenant: str, document_ids: Sequence[str]) -> int:
         with self._write_lock:
             searcher = self._index.searcher()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,7 @@ from ragway.embedding import (
     MAX_PADDING,
     ModelNotInstalledError,
     OnnxMiniLMEmbedder,
+    Widening,
     fp32_model_dir,
     length_sorted_batches,
     package_dir,
@@ -101,3 +104,59 @@ def test_the_thread_count_and_spinning_reach_the_session() -> None:
     session = OnnxMiniLMEmbedder(threads=3, spin=False)._session.get_session_options()
     assert session.intra_op_num_threads == 3
     assert session.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+class CountingSession:
+    """A real onnxruntime session that counts its runs."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.runs = 0
+
+    def run(self, *args: Any) -> Any:
+        self.runs += 1
+        return self.inner.run(*args)
+
+
+@pytest.mark.models
+def test_widening_runs_each_batch_on_the_session_its_condition_picks() -> None:
+    wide = CountingSession(OnnxMiniLMEmbedder(threads=2, spin=False).session)
+    outcomes: list[str] = []
+    embedder = OnnxMiniLMEmbedder(
+        batch_size=1, widening=Widening(wide, lambda: True, outcomes.append)
+    )
+    narrow = OnnxMiniLMEmbedder(batch_size=1).embed(TEXTS[:3])
+    widened = embedder.embed(TEXTS[:3])
+    assert wide.runs == 3 and outcomes == ["wide"] * 3  # one batch each
+    np.testing.assert_allclose(widened, narrow, atol=1e-5)  # the same model either way
+    # Asked per batch: a search that starts mid-call takes the rest narrow.
+    calls = iter([True, False, False])
+    outcomes.clear()
+    embedder = OnnxMiniLMEmbedder(
+        batch_size=1, widening=Widening(wide, lambda: next(calls), outcomes.append)
+    )
+    np.testing.assert_allclose(embedder.embed(TEXTS[:3]), narrow, atol=1e-5)
+    assert wide.runs == 4 and outcomes == ["wide", "narrow", "narrow"]
+
+
+@pytest.mark.models
+def test_a_search_starting_stops_the_wide_run_and_its_batch_runs_again_narrow() -> None:
+    real = OnnxMiniLMEmbedder(threads=2, spin=False).session
+
+    class SearchStartsNow:
+        """Interrupts as the wide run begins: onnxruntime itself must stop it."""
+
+        def run(self, *args: Any) -> Any:
+            widening.interrupt()
+            return real.run(*args)
+
+    outcomes: list[str] = []
+    widening = Widening(SearchStartsNow(), lambda: True, outcomes.append)
+    embedder = OnnxMiniLMEmbedder(batch_size=1, widening=widening)
+    narrow = OnnxMiniLMEmbedder(batch_size=1).embed(TEXTS[:2])
+    np.testing.assert_allclose(embedder.embed(TEXTS[:2]), narrow, atol=1e-5)
+    assert outcomes == ["interrupted", "interrupted"]
+    # An error that is not the interruption is not swallowed.
+    broken = Widening(object(), lambda: True)
+    with pytest.raises(AttributeError):
+        OnnxMiniLMEmbedder(widening=broken).embed(["x"])

@@ -36,11 +36,15 @@ def test_an_upsert_replaces_the_document_in_live_and_candidate() -> None:
     store.add("d-1", upserted())
     outcome = run(store, retriever)
     assert outcome.state == "done" and outcome.builds == ("b-1", "b-2") and outcome.chunks >= 1
+    # One call a build: the retriever replaces the old version in the same write,
+    # so searches find the document the whole time (no Delete first).
     assert [(name, r.build) for name, r in retriever.calls] == [
-        ("Delete", "b-1"), ("Upsert", "b-1"), ("Delete", "b-2"), ("Upsert", "b-2"),
-    ]  # fmt: skip
+        ("Upsert", "b-1"),
+        ("Upsert", "b-2"),
+    ]
     assert all(r.origin == pb.WRITE_ORIGIN_INCREMENTAL for _, r in retriever.calls)
-    chunks = retriever.calls[1][1].chunks
+    assert all(r.replace_documents for _, r in retriever.calls)
+    chunks = retriever.calls[0][1].chunks
     assert {(c.tenant, c.document_id) for c in chunks} == {("acme", "doc-1")}
     assert store.applied == {doc_key("acme", "doc-1"): 100.0} and not store.locks
 
@@ -128,7 +132,7 @@ def test_a_long_apply_renews_the_document_lease_so_no_other_delivery_takes_it() 
     retriever = FakeRetriever(builds={"live": "b-1", "candidate": "b-2"}, on_write=slow)
     store.add("d-1", upserted())
     assert run(store, retriever).state == "done"
-    assert taken == [False, False, False, False]
+    assert taken == [False, False]
     assert not store.locks  # returned at the end
 
 
@@ -139,15 +143,15 @@ def test_a_delivery_that_lost_its_document_lease_stops_writing() -> None:
     key = doc_key("acme", "doc-1")
 
     def stolen(name: str) -> None:
-        if name == "Delete":
+        if name == "Upsert":
             store.now += LOCK_TTL_S + 1
             assert store.lock_document(key, "d-other", LOCK_TTL_S)
 
-    retriever = FakeRetriever(on_write=stolen)
+    retriever = FakeRetriever(builds={"live": "b-1", "candidate": "b-2"}, on_write=stolen)
     store.add("d-1", upserted())
     with pytest.raises(TransientError, match="lease"):
         run(store, retriever)
-    assert [name for name, _ in retriever.calls] == ["Delete"]
+    assert [(name, r.build) for name, r in retriever.calls] == [("Upsert", "b-1")]
     assert store.locks == {key: "d-other"} and not store.applied
 
 
@@ -177,3 +181,20 @@ def test_a_delete_and_an_access_change_redact_the_runs_that_read_the_document_an
     )
     run(store, retriever, "d-3")
     assert store.client.looked_up == [redaction.cites_key("acme", "doc-1")] * 2
+
+
+def test_a_long_document_replaces_its_old_version_with_its_first_call_only() -> None:
+    # Later calls add the rest of its chunks: replacing again would drop the first 64.
+    store, retriever = FakeStore(), FakeRetriever()
+    paragraph = " ".join(
+        f"Hotels in city {i} cost up to {100 + i} euros per night." for i in range(30)
+    )
+    sections = "\n\n".join(f"## Region {n}\n\n{paragraph}" for n in range(80))
+    store.add("d-1", upserted(content=f"# Hotels\n\n{sections}\n"))
+    outcome = run(store, retriever)
+    assert outcome.chunks > 64
+    upserts = [r for name, r in retriever.calls if name == "Upsert"]
+    assert len(upserts) >= 2 and [r.replace_documents for r in upserts] == [True] + [False] * (
+        len(upserts) - 1
+    )
+    assert sum(len(r.chunks) for r in upserts) == outcome.chunks

@@ -25,6 +25,7 @@ class FakeEmbedder:
 
     model_id = "fake-embedder"
     dim = DIM
+    session = None  # what a live write's Widening borrows from the bulk embedder
 
     def __init__(self) -> None:
         self.embedded: list[str] = []

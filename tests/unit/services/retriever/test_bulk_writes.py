@@ -16,7 +16,7 @@ from typing import ClassVar
 import grpc
 import pytest
 
-from ragway.embedding import Vectors
+from ragway.embedding import Vectors, Widening
 from ragway.kb import Defaults, Document, build_document
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
@@ -31,10 +31,11 @@ class ThreadedEmbedder(FakeEmbedder):
 
     made: ClassVar[list[ThreadedEmbedder]] = []
 
-    def __init__(self, threads: int = 1, spin: bool = True) -> None:
+    def __init__(self, threads: int = 1, spin: bool = True, widening: object = None) -> None:
         super().__init__()
         self.threads = threads
         self.spin = spin
+        self.widening = widening
         self.calls: list[list[str]] = []
         ThreadedEmbedder.made.append(self)
 
@@ -114,6 +115,8 @@ def test_bulk_upserts_embed_on_the_bulk_session_many_documents_per_call(
     bulk, live, search = by_threads[5], by_threads[2], by_threads[1]
     assert search.calls == [["warm-up"]]  # a load never embeds on the query session
     assert (search.spin, live.spin, bulk.spin) == (True, True, False)
+    # Only live writes borrow the bulk session while searches are quiet.
+    assert isinstance(live.widening, Widening) and search.widening is bulk.widening is None
     assert live.calls == [["Hook\nA webhook's document.", "Hook: A webhook's document."]]
     assert bulk.calls and not any(t.startswith("Hook") for c in bulk.calls for t in c)
     # One call carries several documents' chunks, and their unit texts with them.

@@ -9,10 +9,15 @@ import pytest
 
 from services.retriever.engines.edge_dense import EdgeDenseIndex
 from services.retriever.engines.tantivy_sparse import TantivySparseIndex, sanitize_query
+from services.retriever.model import AccessScope
 from tests.engine_contract import (  # noqa: F401  (collected here with this module's fixture)
     CORPUS,
     EMBEDDER,
+    QUERY,
+    SCOPE,
     Engine,
+    ids,
+    rec,
     test_a_forbidden_best_match_never_takes_a_top_k_slot,
     test_a_sparse_index_hands_back_a_documents_chunks_within_its_tenant,
     test_delete_is_scoped_to_the_tenant,
@@ -40,3 +45,33 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
 
 def test_query_syntax_in_questions_is_neutralised() -> None:
     assert sanitize_query('title:"hotel" AND (night OR -euros)') == "title hotel and night or euros"
+
+
+def test_tantivy_replaces_a_documents_chunks_in_one_commit(tmp_path: Path) -> None:
+    index = TantivySparseIndex(tmp_path / "sparse")
+    index.upsert(
+        [
+            rec("policy#1", "Hotels up to 180 euros per night."),
+            rec("policy#2", "Hotel rule for executives per night."),
+            rec(
+                "policy#9", "Hotels up to 310 euros per night for hotel bookings.", tenant="globex"
+            ),
+        ]
+    )
+    commits: list[int] = []
+    real_commit = index._commit
+
+    def counted() -> None:
+        commits.append(1)
+        real_commit()
+
+    index._commit = counted  # type: ignore[method-assign]
+    index.replace_documents(
+        [("acme", "policy")], [rec("policy#1", "Hotels up to 200 euros per night.")]
+    )
+    assert commits == [1]
+    hits = index.search(QUERY, SCOPE, limit=10)
+    assert ids(hits) == ["policy#1"] and "200 euros" in hits[0].chunk.text
+    globex = AccessScope("globex", frozenset({"staff"}), as_of=SCOPE.as_of)
+    assert ids(index.search(QUERY, globex, limit=10)) == ["policy#9"]
+    index.close()

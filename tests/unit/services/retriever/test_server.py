@@ -32,7 +32,7 @@ class LockingEmbedder(FakeEmbedder):
     entered = threading.Event()
     release = threading.Event()
 
-    def __init__(self, threads: int = 1, spin: bool = True) -> None:
+    def __init__(self, threads: int = 1, spin: bool = True, widening: object = None) -> None:
         super().__init__()
         self._lock = threading.Lock()
 

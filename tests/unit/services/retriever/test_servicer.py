@@ -18,6 +18,7 @@ import pytest
 from ragway.unit_vectors import unit_texts, unpack
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
+from services.retriever.activity import SearchActivity
 from services.retriever.catalog import BuildCatalog
 from services.retriever.search import HybridSearcher
 from services.retriever.servicer import RetrieverServicer
@@ -48,15 +49,23 @@ class Retriever:
     embedder: FakeEmbedder
 
 
-async def start(tmp_path: Path, *, readable: bool = True) -> AsyncIterator[Retriever]:
+async def start(
+    tmp_path: Path,
+    *,
+    readable: bool = True,
+    embedder: FakeEmbedder | None = None,
+    activity: SearchActivity | None = None,
+) -> AsyncIterator[Retriever]:
     executor = ThreadPoolExecutor(2)
     catalog = BuildCatalog(
         tmp_path, embedding_model="fake", dim=DIM, engines=MemoryEngines(readable=readable)
     )
     catalog.ensure_live("b-first")
-    embedder = FakeEmbedder()
+    embedder = embedder or FakeEmbedder()
     searcher = HybridSearcher(embedder, executor)
-    servicer = RetrieverServicer(RetrieverSettings(), catalog, searcher, embedder, executor)
+    servicer = RetrieverServicer(
+        RetrieverSettings(), catalog, searcher, embedder, executor, activity=activity
+    )
     server = grpc.aio.server()
     pb_grpc.add_RetrieverServicer_to_server(servicer, server)
     port = server.add_insecure_port("127.0.0.1:0")
@@ -345,3 +354,53 @@ async def test_a_search_returns_the_question_vectors_only_when_asked(r: Retrieve
     query.mode = pb.SEARCH_MODE_SPARSE  # no dense search, nothing embedded
     sparse = await r.stub.Search(query)
     assert list(sparse.query_vectors) == [] and sparse.embedding_model == ""
+
+
+async def test_replace_documents_swaps_a_version_in_one_write(r: Retriever) -> None:
+    """The old version stays searchable while the new one embeds; then only the new is there."""
+    await r.stub.Upsert(
+        pb.UpsertRequest(
+            chunks=[
+                chunk("policy#1", "old hotel limit 150 euros"),
+                chunk("policy#2", "old meal rule"),
+                chunk("other#1", "an unrelated page"),
+                chunk("policy#9", "globex's own policy", tenant="globex"),
+            ]
+        )
+    )
+    build = r.catalog.open("live")
+    dense = build.dense
+    assert isinstance(dense, MemoryDense)
+    seen_while_embedding: list[set[str]] = []
+
+    def mid_write(texts: Sequence[str]) -> None:
+        seen_while_embedding.append(
+            {c.chunk_id for c in dense.chunks.values() if c.tenant == "acme"}
+        )
+
+    r.embedder.on_embed = mid_write
+    reply = await r.stub.Upsert(
+        pb.UpsertRequest(
+            chunks=[chunk("policy#1", "new hotel limit 180 euros")],
+            origin=pb.WRITE_ORIGIN_INCREMENTAL,
+            replace_documents=True,
+        )
+    )
+    assert reply.upserted == 1
+    assert seen_while_embedding == [{"policy#1", "policy#2", "other#1"}]
+    acme = {c.chunk_id: c.text for c in dense.chunks.values() if c.tenant == "acme"}
+    assert acme == {"policy#1": "new hotel limit 180 euros", "other#1": "an unrelated page"}
+    # Another tenant's document of the same id is not this write's to replace.
+    assert any(c.tenant == "globex" for c in dense.chunks.values())
+    hits = await r.stub.Search(
+        pb.SearchRequest(query="meal rule", tenant="acme", access_groups=["staff"], top_k=5)
+    )
+    assert "policy#2" not in {h.chunk_id for h in hits.hits}
+
+
+async def test_without_replace_an_upsert_keeps_the_documents_other_chunks(r: Retriever) -> None:
+    await r.stub.Upsert(pb.UpsertRequest(chunks=[chunk("doc#1", "a"), chunk("doc#2", "b")]))
+    await r.stub.Upsert(pb.UpsertRequest(chunks=[chunk("doc#1", "a, edited")]))
+    dense = r.catalog.open("live").dense
+    assert isinstance(dense, MemoryDense)
+    assert set(dense.chunks) == {"doc#1", "doc#2"}
