@@ -31,33 +31,40 @@ def load_documents(
     timeout_s: float = 120.0,
     token: str | None = None,
 ) -> LoadReport:
-    """Replace each document in the build: delete its old chunks, upsert the new ones.
+    """Replace each document in the build with its new chunks.
 
-    Both calls are idempotent (stable chunk ids), so a retried load converges.
+    Every call is idempotent (stable chunk ids), so a retried load converges.
     ``token``: the service token (None: the environment's, ragway_tools/channels.py).
     """
     report = LoadReport()
     with service_channel(addr, token) as ch:
         stub = retriever_pb2_grpc.RetrieverStub(ch)
         for batch in _batches(documents):
-            # One Delete per tenant and one Upsert for the whole batch: the
-            # retriever embeds the batch's chunks together (batching is most of
-            # the embedder's speed), and every call stays idempotent.
-            for tenant in dict.fromkeys(d.tenant for d in batch):
+            # A document without chunks has nothing to replace its old ones with.
+            empty = [d for d in batch if not d.chunks]
+            for tenant in dict.fromkeys(d.tenant for d in empty):
                 stub.Delete(
                     retriever_pb2.DeleteRequest(
                         tenant=tenant,
-                        document_ids=[d.document_id for d in batch if d.tenant == tenant],
+                        document_ids=[d.document_id for d in empty if d.tenant == tenant],
                         build=build,
                         origin=origin,
                     ),
                     timeout=timeout_s,
                 )
+            # One Upsert for the whole batch: the retriever embeds its chunks together
+            # (batching is most of the embedder's speed) and replaces the old versions
+            # in the same write, so a load into live never leaves a document missing
+            # while it embeds. Only the first call replaces: a batch of more than
+            # BATCH chunks is one document, and its later slices add to it.
             chunks = [c for d in batch for c in d.chunks]
             for start in range(0, len(chunks), BATCH):
                 reply = stub.Upsert(
                     retriever_pb2.UpsertRequest(
-                        chunks=chunks[start : start + BATCH], build=build, origin=origin
+                        chunks=chunks[start : start + BATCH],
+                        build=build,
+                        origin=origin,
+                        replace_documents=start == 0,
                     ),
                     timeout=timeout_s,
                 )

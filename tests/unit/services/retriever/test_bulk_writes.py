@@ -23,7 +23,7 @@ from ragway.v1 import retriever_pb2_grpc as pb_grpc
 from ragway_tools.loading import load_documents
 from services.retriever import server as server_module
 from services.retriever.settings import RetrieverSettings
-from tests.unit.services.retriever.fakes import FakeEmbedder, serve_in_memory
+from tests.unit.services.retriever.fakes import FakeEmbedder, MemoryDense, serve_in_memory
 
 
 class ThreadedEmbedder(FakeEmbedder):
@@ -124,3 +124,55 @@ def test_bulk_upserts_embed_on_the_bulk_session_many_documents_per_call(
     titled = {f"Document {i}" for i in range(6) if any(f"Document {i}\n" in t for t in first)}
     assert len(titled) > 1
     assert any(t.startswith("Document 0: ") for t in first)  # a unit text (title: sentence)
+
+
+def _document(doc_id: str, paragraphs: int) -> Document:
+    text = "\n\n".join(
+        f"Paragraph {p} of {doc_id} covers topic {p} in enough words to fill its own chunk "
+        + "with detail " * 30
+        for p in range(paragraphs)
+    )
+    meta = {"document_id": doc_id, "title": doc_id}
+    return build_document("text", text.encode(), meta, Defaults(tenant="acme", groups=("staff",)))
+
+
+async def _load_twice(
+    settings: RetrieverSettings, first: list[Document], second: list[Document]
+) -> dict[str, int]:
+    """Chunks per document in live after loading ``first`` and then ``second``."""
+    rs = server_module.create_server(settings)
+    await rs.server.start()
+    try:
+        addr, token = f"127.0.0.1:{rs.port}", settings.service_token_value()
+        for docs in (first, second):
+            await asyncio.to_thread(load_documents, addr, docs, token=token)
+        dense = rs.catalog.open("live").dense
+        assert isinstance(dense, MemoryDense)
+        counts: dict[str, int] = {}
+        for c in dense.chunks.values():
+            counts[c.document_id] = counts.get(c.document_id, 0) + 1
+        return counts
+    finally:
+        await rs.server.stop(None)
+        await rs.close()
+
+
+def test_a_load_replaces_each_document_and_a_long_one_keeps_every_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # load_documents sends no Delete first: the Upsert replaces (replace_documents).
+    serve_in_memory(monkeypatch, ThreadedEmbedder)
+    settings = RetrieverSettings(
+        index_dir=tmp_path, retriever_listen="127.0.0.1:0", unit_vectors=False
+    )
+    long = _document("long", 140)
+    assert len(long.chunks) > 64  # sent in two Upserts; only the first replaces
+    first = [_document("shrinks", 6), _document("stays", 2)]
+    second = [_document("shrinks", 2), long]
+    counts = asyncio.run(_load_twice(settings, first, second))
+    assert counts == {
+        "shrinks": len(second[0].chunks),
+        "stays": len(first[1].chunks),
+        "long": len(long.chunks),
+    }
+    assert len(first[0].chunks) > len(second[0].chunks)
