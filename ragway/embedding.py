@@ -132,15 +132,17 @@ class Widening:
     def run(self, feeds: dict[str, Any]) -> Any | None:
         """The batch's hidden states from the wide session, or None: not now or
         interrupted, so the caller runs it narrow."""
-        if not self.when():
-            self._tell("narrow")
-            return None
         import onnxruntime as ort
 
         options = ort.RunOptions()
+        # Registered before the condition is asked: a search counts itself in flight
+        # before it interrupts, so a run either sees it in flight or is interrupted.
         with self._lock:
             self._running[id(options)] = options
         try:
+            if not self.when():
+                self._tell("narrow")
+                return None
             (hidden,) = self.session.run(["last_hidden_state"], feeds, options)
         except Exception:  # onnxruntime's own error type when the flag stops it
             if not options.terminate:

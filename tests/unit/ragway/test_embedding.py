@@ -160,3 +160,22 @@ def test_a_search_starting_stops_the_wide_run_and_its_batch_runs_again_narrow() 
     broken = Widening(object(), lambda: True)
     with pytest.raises(AttributeError):
         OnnxMiniLMEmbedder(widening=broken).embed(["x"])
+
+
+@pytest.mark.models
+def test_a_search_starting_right_after_the_quiet_check_still_stops_the_wide_run() -> None:
+    # The check said quiet, and a search started before the run did: the run must
+    # already be registered to be interrupted (it was not, before the review).
+    real = OnnxMiniLMEmbedder(threads=2, spin=False).session
+    outcomes: list[str] = []
+
+    def quiet_then_a_search_starts() -> bool:
+        widening.interrupt()
+        return True
+
+    widening = Widening(real, quiet_then_a_search_starts, outcomes.append)
+    narrow = OnnxMiniLMEmbedder().embed(TEXTS[:1])
+    np.testing.assert_allclose(
+        OnnxMiniLMEmbedder(widening=widening).embed(TEXTS[:1]), narrow, atol=1e-5
+    )
+    assert outcomes == ["interrupted"]
