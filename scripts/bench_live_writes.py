@@ -20,6 +20,7 @@ writes' documents per second, and writes <output>/live-writes.md and .json.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -68,13 +69,11 @@ def phase(
     stop = threading.Event()
     written: list[float] = []
 
-    def writer() -> None:
+    def writer(docs: list[Document]) -> None:
         with service_channel(addr, token) as channel:
             stub = pb_grpc.RetrieverStub(channel)
-            i = 0
-            while not stop.is_set():
-                doc = docs[i % len(docs)] if docs else None
-                if doc is None:
+            for i, doc in enumerate(itertools.cycle(docs)):
+                if stop.is_set():
                     return
                 # A new version each time: the embedding cache would otherwise answer.
                 chunks = []
@@ -92,11 +91,10 @@ def phase(
                     timeout=60,
                 )
                 written.append(time.perf_counter())
-                i += 1
 
     rng = random.Random(seed)
     latencies: list[float] = []
-    thread = threading.Thread(target=writer) if docs else None
+    thread = threading.Thread(target=writer, args=(docs,)) if docs else None
     started = time.perf_counter()
     if thread is not None:
         thread.start()

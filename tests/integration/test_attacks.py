@@ -415,16 +415,16 @@ def overwritten(stack: Stack, doc: Document, before: set[tuple[str, str]]) -> li
     search for their own text no longer returns unchanged, and any hit of the page whose
     text the owner never wrote."""
     own = {c.chunk_id: c.text for c in doc.chunks}
-    changed: list[str] = []
+    changed: set[str] = set()  # a foreign chunk found by several searches counts once
     for chunk_id, text in sorted(before):
         hits = search(
             stack.config.retriever_addr, text, tenant=doc.tenant, groups=("public", "staff")
         )
         mine = {h.chunk_id: h.text for h in hits if h.document_id == doc.document_id}
         if mine.get(chunk_id) != text:
-            changed.append(chunk_id)
-        changed += [c for c, t in mine.items() if own.get(c) != t]
-    return changed
+            changed.add(chunk_id)
+        changed.update(c for c, t in mine.items() if own.get(c) != t)
+    return sorted(changed)
 
 
 def colliding(doc: Document, sender: str) -> str:

@@ -7,7 +7,8 @@ so a search through them shows what the servicer hands on, not engine quality.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,8 @@ import pytest
 from ragway.embedding import Vectors
 from services.retriever.indexes import DenseIndex, SparseIndex
 from services.retriever.model import AccessScope, Candidate, ChunkRecord
+from services.retriever.server import RetrieverServer
+from services.retriever.settings import RetrieverSettings
 
 DIM = 8
 
@@ -160,3 +163,17 @@ def serve_in_memory(monkeypatch: pytest.MonkeyPatch, embedder: type) -> None:
 
     monkeypatch.setattr(server, "OnnxMiniLMEmbedder", embedder)
     monkeypatch.setattr(server, "create_engines", lambda settings, dim: MemoryEngines())
+
+
+@asynccontextmanager
+async def running(settings: RetrieverSettings) -> AsyncIterator[RetrieverServer]:
+    """``create_server(settings)`` started, then stopped and closed."""
+    from services.retriever import server
+
+    rs = server.create_server(settings)
+    await rs.server.start()
+    try:
+        yield rs
+    finally:
+        await rs.server.stop(None)
+        await rs.close()

@@ -14,7 +14,7 @@ from ragway.v1 import retriever_pb2 as pb
 from services.retriever.activity import SearchActivity
 from services.retriever.settings import RetrieverSettings
 from tests.unit.services.retriever.fakes import FakeEmbedder
-from tests.unit.services.retriever.test_servicer import start
+from tests.unit.services.retriever.test_servicer import chunk, start
 
 
 class Clock:
@@ -102,19 +102,7 @@ async def test_a_search_over_grpc_is_in_flight_while_it_embeds(
     # A write is not a search: it embeds while the activity reads quiet.
     embedder.quiet_seen.clear()
     await stub.Upsert(
-        pb.UpsertRequest(
-            chunks=[
-                pb.Chunk(
-                    chunk_id="travel#0",
-                    document_id="travel",
-                    tenant="acme",
-                    access_groups=["staff"],
-                    status=pb.DOCUMENT_STATUS_CURRENT,
-                    title="Travel",
-                    text="The daily meal allowance is 45 euros.",
-                )
-            ]
-        )
+        pb.UpsertRequest(chunks=[chunk("travel#0", "The daily meal allowance is 45 euros.")])
     )
     assert embedder.quiet_seen and all(embedder.quiet_seen)
 

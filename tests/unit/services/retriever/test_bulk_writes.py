@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
@@ -21,9 +22,8 @@ from ragway.kb import Defaults, Document, build_document
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
 from ragway_tools.loading import load_documents
-from services.retriever import server as server_module
 from services.retriever.settings import RetrieverSettings
-from tests.unit.services.retriever.fakes import FakeEmbedder, MemoryDense, serve_in_memory
+from tests.unit.services.retriever.fakes import FakeEmbedder, MemoryDense, running, serve_in_memory
 
 
 class ThreadedEmbedder(FakeEmbedder):
@@ -71,9 +71,7 @@ def _documents(n: int) -> list[Document]:
 
 
 async def _load(settings: RetrieverSettings, docs: list[Document]) -> None:
-    rs = server_module.create_server(settings)
-    await rs.server.start()
-    try:
+    async with running(settings) as rs:
         addr = f"127.0.0.1:{rs.port}"
         token = settings.service_token_value()
         await asyncio.to_thread(
@@ -90,9 +88,6 @@ async def _load(settings: RetrieverSettings, docs: list[Document]) -> None:
                 pb.UpsertRequest(chunks=[chunk], origin=pb.WRITE_ORIGIN_INCREMENTAL),
                 metadata=auth,
             )
-    finally:
-        await rs.server.stop(None)
-        await rs.close()
 
 
 def test_bulk_upserts_embed_on_the_bulk_session_many_documents_per_call(
@@ -140,21 +135,13 @@ async def _load_twice(
     settings: RetrieverSettings, first: list[Document], second: list[Document]
 ) -> dict[str, int]:
     """Chunks per document in live after loading ``first`` and then ``second``."""
-    rs = server_module.create_server(settings)
-    await rs.server.start()
-    try:
+    async with running(settings) as rs:
         addr, token = f"127.0.0.1:{rs.port}", settings.service_token_value()
         for docs in (first, second):
             await asyncio.to_thread(load_documents, addr, docs, token=token)
         dense = rs.catalog.open("live").dense
-        assert isinstance(dense, MemoryDense)
-        counts: dict[str, int] = {}
-        for c in dense.chunks.values():
-            counts[c.document_id] = counts.get(c.document_id, 0) + 1
-        return counts
-    finally:
-        await rs.server.stop(None)
-        await rs.close()
+    assert isinstance(dense, MemoryDense)
+    return dict(Counter(c.document_id for c in dense.chunks.values()))
 
 
 def test_a_load_replaces_each_document_and_a_long_one_keeps_every_chunk(

@@ -19,9 +19,8 @@ import pytest
 from ragway.embedding import Vectors
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
-from services.retriever import server as server_module
 from services.retriever.settings import RetrieverSettings
-from tests.unit.services.retriever.fakes import FakeEmbedder, serve_in_memory
+from tests.unit.services.retriever.fakes import FakeEmbedder, running, serve_in_memory
 
 MARKER = "a bulk write that takes its time"
 
@@ -45,34 +44,29 @@ class LockingEmbedder(FakeEmbedder):
 
 
 async def _search_during_a_stuck_write(settings: RetrieverSettings) -> pb.SearchResponse:
-    rs = server_module.create_server(settings)
-    await rs.server.start()
-    try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{rs.port}") as channel:
-            stub = pb_grpc.RetrieverStub(channel)
-            token = settings.service_token_value()
-            auth = (("authorization", f"Bearer {token}"),) if token else ()
-            chunk = pb.Chunk(
-                chunk_id="bulk#1", document_id="bulk", tenant="acme", access_groups=["staff"],
-                status=pb.DOCUMENT_STATUS_CURRENT, title="Bulk", text=MARKER,
-            )  # fmt: skip
-            write = asyncio.ensure_future(
-                stub.Upsert(pb.UpsertRequest(chunks=[chunk]), metadata=auth)
+    async with (
+        running(settings) as rs,
+        grpc.aio.insecure_channel(f"127.0.0.1:{rs.port}") as channel,
+    ):
+        stub = pb_grpc.RetrieverStub(channel)
+        token = settings.service_token_value()
+        auth = (("authorization", f"Bearer {token}"),) if token else ()
+        chunk = pb.Chunk(
+            chunk_id="bulk#1", document_id="bulk", tenant="acme", access_groups=["staff"],
+            status=pb.DOCUMENT_STATUS_CURRENT, title="Bulk", text=MARKER,
+        )  # fmt: skip
+        write = asyncio.ensure_future(stub.Upsert(pb.UpsertRequest(chunks=[chunk]), metadata=auth))
+        assert await asyncio.to_thread(LockingEmbedder.entered.wait, 5)
+        try:
+            reply: pb.SearchResponse = await stub.Search(
+                pb.SearchRequest(query="hotel", tenant="acme", access_groups=["staff"]),
+                timeout=5,
+                metadata=auth,
             )
-            assert await asyncio.to_thread(LockingEmbedder.entered.wait, 5)
-            try:
-                reply: pb.SearchResponse = await stub.Search(
-                    pb.SearchRequest(query="hotel", tenant="acme", access_groups=["staff"]),
-                    timeout=5,
-                    metadata=auth,
-                )
-                return reply
-            finally:
-                LockingEmbedder.release.set()
-                await write
-    finally:
-        await rs.server.stop(None)
-        await rs.close()
+            return reply
+        finally:
+            LockingEmbedder.release.set()
+            await write
 
 
 def test_a_search_is_answered_while_a_write_is_stuck_embedding(
