@@ -24,7 +24,7 @@ import numpy as np
 from ragway.embedding import Embedder, Vectors
 from ragway.unit_vectors import chunk_unit_texts, pack_chunks
 from services.retriever.catalog import Build
-from services.retriever.indexes import ChunkSource, DocumentReplacer
+from services.retriever.indexes import ChunkSource, DenseReplacer, DocumentReplacer
 from services.retriever.model import ChunkRecord, Status
 
 
@@ -115,10 +115,13 @@ def _replace(build: Build, records: list[ChunkRecord], vectors: Vectors) -> None
     by_tenant: dict[str, list[str]] = {}
     for tenant, document_id in documents:
         by_tenant.setdefault(tenant, []).append(document_id)
-    for tenant, ids in by_tenant.items():
-        build.dense.delete_documents(tenant, ids)
-    if records:
-        build.dense.upsert(records, vectors.tolist())
+    if isinstance(build.dense, DenseReplacer):
+        build.dense.replace_documents(documents, records, vectors.tolist())  # one flush
+    else:
+        for tenant, ids in by_tenant.items():
+            build.dense.delete_documents(tenant, ids)
+        if records:
+            build.dense.upsert(records, vectors.tolist())
     if isinstance(build.sparse, DocumentReplacer):
         build.sparse.replace_documents(documents, records)  # one commit
         return

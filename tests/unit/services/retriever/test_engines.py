@@ -75,3 +75,59 @@ def test_tantivy_replaces_a_documents_chunks_in_one_commit(tmp_path: Path) -> No
     globex = AccessScope("globex", frozenset({"staff"}), as_of=SCOPE.as_of)
     assert ids(index.search(QUERY, globex, limit=10)) == ["policy#9"]
     index.close()
+
+
+class _CountedFlushes:
+    """The qdrant-edge shard (a Rust object: its methods cannot be patched) with its
+    flushes counted."""
+
+    def __init__(self, shard: object) -> None:
+        self.shard = shard
+        self.flushes = 0
+
+    def flush(self) -> None:
+        self.flushes += 1
+        self.shard.flush()  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.shard, name)
+
+
+def test_qdrant_edge_replaces_a_documents_points_with_one_flush(tmp_path: Path) -> None:
+    def opener() -> EdgeDenseIndex:
+        return EdgeDenseIndex(tmp_path / "dense", dim=EMBEDDER.dim)
+
+    engine = Engine(opener, dense=True)
+    engine.upsert(
+        [
+            rec("policy#1", "Hotels up to 180 euros per night."),
+            rec("policy#2", "Hotel rule for executives per night."),
+            rec("other#1", "Meals up to 40 euros a day."),
+            rec("policy#9", "Hotels up to 310 euros per night.", tenant="globex"),
+        ]
+    )
+    index = engine.index
+    assert isinstance(index, EdgeDenseIndex)
+    counted = _CountedFlushes(index._shard)
+    index._shard = counted  # type: ignore[assignment]
+    new = rec("policy#1", "Hotels up to 200 euros per night.")
+    index.replace_documents(
+        [("acme", "policy")], [new], EMBEDDER.embed([new.embedding_text]).tolist()
+    )
+    assert counted.flushes == 1
+    index._shard = counted.shard  # type: ignore[assignment]
+    globex = AccessScope("globex", frozenset({"staff"}), as_of=SCOPE.as_of)
+    for _ in range(2):  # as written, and as the flush left it on disk
+        hits = engine.search(QUERY, SCOPE, limit=10)
+        assert sorted(ids(hits)) == ["other#1", "policy#1"]
+        assert "200 euros" in next(h for h in hits if ids([h]) == ["policy#1"]).chunk.text
+        assert ids(engine.search(QUERY, globex, limit=10)) == ["policy#9"]
+        engine.reopen()
+    engine.index.close()
+
+
+def test_qdrant_edge_replace_refuses_vectors_that_do_not_match_the_chunks(tmp_path: Path) -> None:
+    index = EdgeDenseIndex(tmp_path / "dense", dim=EMBEDDER.dim)
+    with pytest.raises(ValueError, match="1 chunks but 0 vectors"):
+        index.replace_documents([("acme", "policy")], [rec("policy#1", "x")], [])
+    index.close()
