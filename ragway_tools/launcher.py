@@ -362,7 +362,7 @@ class Stack:
 
         self._wait(name, ready)
 
-    def start_ingest(self, *, worker: bool = True) -> None:
+    def start_ingest(self, *, worker: bool = True, concurrency: int = 1) -> None:
         """The webhook API and (unless ``worker`` is False) one Celery worker."""
         self._spawn("ingest-api", [sys.executable, "-m", "services.ingest.api"])
 
@@ -371,16 +371,26 @@ class Stack:
 
         self._wait("ingest-api", ready)
         if worker:
-            self.start_worker()
+            self.start_worker(concurrency=concurrency)
 
-    def start_worker(self, name: str = "ingest-worker", env: dict[str, str] | None = None) -> None:
-        """A Celery worker (prefork, one child); its own session, so kill(group=True) works.
+    def start_worker(
+        self,
+        name: str = "ingest-worker",
+        env: dict[str, str] | None = None,
+        *,
+        concurrency: int = 1,
+    ) -> None:
+        """A Celery worker (prefork, ``concurrency`` children, one by default: tests
+        see one task at a time); its own session, so kill(group=True) works.
 
         ``env`` overrides settings of this worker only (fault injection in tests).
         """
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         celery = Path(sys.executable).parent / "celery"
         args = [str(celery), "-A", "services.ingest.worker", "worker"]
-        args += ["--concurrency", "1", "--loglevel", "INFO", "--hostname", f"{name}@%h"]
+        args += ["--concurrency", str(concurrency), "--loglevel", "INFO"]
+        args += ["--hostname", f"{name}@%h"]
         args += ["--without-mingle", "--without-gossip"]  # one worker: nothing to sync
         log_path = self.logs_dir / f"{name}.log"
         offset = log_path.stat().st_size if log_path.exists() else 0

@@ -18,8 +18,11 @@ The same documents, chunked as the retriever stores them, four ways:
               embedding cache (ragway/embedding_cache.py). The retriever is then
               restarted without its cache file, so that the webhooks run cold.
 3. webhooks   the first --webhook-docs documents as signed webhooks, through the
-              ingest API, Redis broker and one worker (concurrency 1), into live:
-              from the first POST to the last delivery done.
+              ingest API, Redis broker and one Celery worker into live: from the
+              first POST to the last delivery done. Twice, each on a retriever
+              restarted without its embedding cache: a worker with one pool child
+              (one task at a time, as the tests run it), then one with the
+              children deploy/k8s runs (``--concurrency`` in its ingest worker).
 
 Ratios: bulk / baseline, rebuild / baseline and webhooks / bulk (documents per second). Writes
 <output>/ingest.md and ingest.json, with the CPU count and the load average
@@ -32,6 +35,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import sys
@@ -57,6 +61,15 @@ from services.ingest.signing import sign
 from services.retriever.settings import RetrieverSettings
 
 DEFAULTS = Defaults(tenant="bench", groups=("public",))
+DEPLOYED_WORKER = Path(__file__).resolve().parent.parent / "deploy/k8s/base/ingest.yaml"
+
+
+def deployed_concurrency(manifest: Path = DEPLOYED_WORKER) -> int:
+    """The pool children of the ingest worker as deploy/k8s runs it (``--concurrency=N``)."""
+    found = re.search(r"--concurrency=(\d+)", manifest.read_text())
+    if found is None:
+        raise SystemExit(f"{manifest}: no --concurrency=N in the ingest worker's command")
+    return int(found.group(1))
 
 
 def say(text: str, *, flush: bool = True) -> None:
@@ -186,6 +199,11 @@ def bench_webhooks(stack: Stack, docs: list[Document]) -> float:
     return time.perf_counter() - started
 
 
+def _children(n: int, deployed: int) -> str:
+    as_deployed = ", as deploy/k8s runs it" if n == deployed else ""
+    return f"{n} pool child{'ren' if n > 1 else ''}{as_deployed}"
+
+
 def rate(n: int, seconds: float) -> float:
     return round(n / seconds, 1) if seconds > 0 else 0.0
 
@@ -210,6 +228,8 @@ def main() -> int:
     base_s, torch_threads = bench_baseline(texts)
     say(f"baseline: {rate(len(docs), base_s)} docs/s")
 
+    deployed = deployed_concurrency()
+    hook_s: dict[int, float] = {}
     shutil.rmtree(args.data_dir, ignore_errors=True)  # this run's private stack starts empty
     stack = Stack(StackConfig.on_free_ports(args.data_dir))
     try:
@@ -217,20 +237,24 @@ def main() -> int:
         stack.logs_dir.mkdir(parents=True, exist_ok=True)
         stack.start_redis()
         stack.start_service("retriever")
-        stack.start_ingest()
+        stack.start_ingest(worker=False)
         bulk_s, build_id, summary = bench_bulk(stack, docs)
         say(f"bulk: {rate(len(docs), bulk_s)} docs/s")
         # The same documents into a new build: every vector from the embedding cache.
         rebuild_s, _, _ = bench_bulk(stack, docs)
         say(f"rebuild: {rate(len(docs), rebuild_s)} docs/s")
-        # The webhooks are measured cold: a retriever without the vectors cached above.
-        stack.kill("retriever", signal.SIGTERM)
-        for stale in (args.data_dir / "index").glob("embedding-cache.sqlite*"):
-            stale.unlink()
-        stack.start_service("retriever")
         subset = docs[: args.webhook_docs]
-        hook_s = bench_webhooks(stack, subset)
-        say(f"webhooks: {rate(len(subset), hook_s)} docs/s")
+        for children in dict.fromkeys((1, deployed)):
+            # Measured cold: a retriever without the vectors cached before.
+            stack.kill("retriever", signal.SIGTERM)
+            for stale in (args.data_dir / "index").glob("embedding-cache.sqlite*"):
+                stale.unlink()
+            stack.start_service("retriever")
+            stack.start_worker(concurrency=children)
+            hook_s[children] = bench_webhooks(stack, subset)
+            stack.kill("ingest-worker", signal.SIGTERM)
+            per_s = rate(len(subset), hook_s[children])
+            say(f"webhooks, {_children(children, deployed)}: {per_s} docs/s")
     finally:
         stack.stop()
     load_after = os.getloadavg()
@@ -247,7 +271,7 @@ def main() -> int:
     hook_chunks = sum(len(d.chunks) for d in subset)
     base, bulk = path(len(docs), chunks, base_s), path(len(docs), chunks, bulk_s)
     rebuild = path(len(docs), chunks, rebuild_s)
-    hooks = path(len(subset), hook_chunks, hook_s)
+    hooks = {c: path(len(subset), hook_chunks, t) for c, t in hook_s.items()}
     bulk_threads = os.environ.get("RAGWAY_BULK_INFERENCE_THREADS") or f"{os.cpu_count()} (all)"
     result = {
         "dataset": str(args.dataset),
@@ -259,11 +283,15 @@ def main() -> int:
         "tokens": {"chunk_texts": chunk_tokens, "unit_texts": unit_tokens},
         "baseline": base,
         "bulk": bulk,
-        "webhooks": hooks,
+        # By the worker's pool children: 1, and the deployed worker's.
+        "webhooks": {str(c): h for c, h in hooks.items()},
+        "deployed_worker_children": deployed,
         "rebuild": rebuild,
         "bulk_over_baseline": round(base_s / bulk_s, 2),  # the same documents
         "rebuild_over_baseline": round(base_s / rebuild_s, 2),
-        "webhooks_over_bulk": round(len(subset) / hook_s / (len(docs) / bulk_s), 2),
+        "webhooks_over_bulk": {
+            str(c): round(len(subset) / t / (len(docs) / bulk_s), 2) for c, t in hook_s.items()
+        },
         "machine": {
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
@@ -304,10 +332,14 @@ def main() -> int:
             rebuild,
             f"{result['rebuild_over_baseline']:.2f} x baseline",
         ),
-        row(
-            "signed webhooks -> ingest API -> Redis -> one Celery worker -> live (cache cold)",
-            hooks,
-            f"{result['webhooks_over_bulk']:.2f} x bulk",
+        *(
+            row(
+                "signed webhooks -> ingest API -> Redis -> one Celery worker "
+                f"({_children(c, deployed)}) -> live (cache cold)",
+                h,
+                f"{result['webhooks_over_bulk'][str(c)]:.2f} x bulk",
+            )
+            for c, h in hooks.items()
         ),
     ]
     per_token = result["bulk_over_baseline"] * (chunk_tokens + unit_tokens) / chunk_tokens
