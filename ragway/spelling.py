@@ -196,17 +196,57 @@ def _replacement(
     """
     if lower in forms:
         return None
+    if any(_another_form(lower, c) for c in forms if c[:3] == lower[:3]):
+        # "reuse" beside the passages' "reusing", "expiry" beside "expire": spelt
+        # right, only outside the model's whole words. Rewritten, the question was
+        # searched a second time for nothing and lost its own word.
+        return None
     if (word_stem := stem(lower)) in stems:
+        same_stem = [c for c, (_, s) in forms.items() if s == word_stem]
         # "insurence" stems like the passages' "insurance": term coverage already
         # meets it, but the embedding model reads it as unknown word pieces. The
         # passages' commonest word of that stem is how they spell it.
-        return max(
-            (c for c, (_, s) in forms.items() if s == word_stem),
-            key=lambda c: (forms[c][0], c),
-        )
+        return max(same_stem, key=lambda c: (forms[c][0], c))
     # Words run together are tried before a one- or two-edit neighbour:
     # "screenshare" is "screen sharing" on a page that says so, not "screenshot".
     return joined.get(lower) or joined.get(word_stem) or _nearest(lower, forms)
+
+
+# What English adds to a word to inflect or derive it. Not the endings a misspelling
+# swaps for each other ("-ence" and "-ance", "-ent" and "-ant", "-ible" and "-able"):
+# "insurence" is "insurance" misspelt, not another form of it.
+_REGULAR_ENDINGS = frozenset(
+    {
+        "", "s", "es", "e", "ed", "d", "ing", "er", "ers", "or", "ors", "y", "ies", "ied",
+        "ion", "ions", "ation", "ations", "ment", "ments", "ly", "al", "ally", "ity",
+        "ive", "ness", "ize", "izes", "ized", "izing", "ization", "ise", "ises", "ised",
+        "ising", "isation", "ure", "ures",
+    }
+)  # fmt: skip
+
+
+# Endings before which a word doubles its last consonant: "cancelling", "stopped".
+_DOUBLING_ENDINGS = frozenset({"ing", "ed", "er", "ers"})
+
+
+def _another_form(word: str, known: str) -> bool:
+    """Whether ``word`` and ``known`` differ only by regular English endings on a
+    shared base: "reuse" and "reusing", "emailed" and "email", "expiry" and "expire",
+    "cancelling" and "cancel". "busines" is not "business" less its plural: a word
+    ending in "s" takes "es"."""
+    shared = itertools.takewhile(lambda p: p[0] == p[1], zip(word, known, strict=False))
+    base = word[: sum(1 for _ in shared)]
+    if len(base) < 4:
+        return False
+    return _regular_ending(base, word[len(base) :]) and _regular_ending(base, known[len(base) :])
+
+
+def _regular_ending(base: str, ending: str) -> bool:
+    if ending == "s" and base.endswith(("s", "x", "z")):
+        return False
+    if ending in _REGULAR_ENDINGS:
+        return True
+    return ending[:1] == base[-1] and ending[1:] in _DOUBLING_ENDINGS
 
 
 def _nearest(lower: str, forms: dict[str, tuple[int, str]]) -> str | None:

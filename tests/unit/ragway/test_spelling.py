@@ -76,6 +76,29 @@ def test_a_misspelling_with_a_known_stem_takes_the_passages_spelling() -> None:
     assert repair("max insurence per parcel?", pages) == "max insurance per parcel?"
 
 
+def test_another_form_of_a_passage_word_is_no_misspelling() -> None:
+    # None of these is a whole word of the model's vocabulary, so each was "repaired"
+    # into the passages' form of its stem, and the retriever searched again for it.
+    pages = vocabulary(
+        [
+            "Reusing a key with another body is refused. Configuration lives in YAML.",
+            "Webhooks are signed. We page the on-call engineer. Keys expire after a year.",
+        ]
+    )
+    for question in (
+        "Can I reuse an idempotency key?",
+        "How do I configure single sign-on?",
+        "Is every webhook signed?",
+        "Who gets paged at night?",
+        "What is the key expiry?",
+    ):
+        assert repair(question, pages) == question
+    # Endings a misspelling swaps are no other form: "calenders" is "calendars".
+    assert repair("sync calenders", vocabulary(["Connect your calendars."])) == (
+        "sync calendars"
+    )
+
+
 def test_words_run_together_become_the_passages_two_words() -> None:
     texts = [
         "| Mozilla Firefox | 115 ESR | Screen sharing needs Firefox 121 |",
