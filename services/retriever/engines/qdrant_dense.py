@@ -62,30 +62,46 @@ class QdrantDenseIndex:
     def upsert(self, chunks: Sequence[ChunkRecord], vectors: Sequence[Sequence[float]]) -> None:
         if len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-        points = [
-            models.PointStruct(
-                id=point_id(c.tenant, c.chunk_id),
-                vector={VECTOR: [float(x) for x in v]},
-                payload=dense_payload(c),
-            )
-            for c, v in zip(chunks, vectors, strict=True)
-        ]
+        points = _points(chunks, vectors)
         with self._lock:
             for start in range(0, len(points), _BATCH):
                 # wait=True: the points are searchable when the call returns.
                 self._client.upsert(self._collection, points[start : start + _BATCH], wait=True)
 
+    def replace_documents(
+        self,
+        documents: Sequence[tuple[str, str]],
+        chunks: Sequence[ChunkRecord],
+        vectors: Sequence[Sequence[float]],
+    ) -> None:
+        """Every point of each (tenant, document id) out, ``chunks`` in: one request.
+
+        Qdrant applies a batch's operations in order; a delete and then an upsert
+        were two round trips (three with the count), and a search between them
+        missed the document for as long as the second took.
+        """
+        if len(chunks) != len(vectors):
+            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        by_tenant: dict[str, list[str]] = {}
+        for tenant, document_id in documents:
+            by_tenant.setdefault(tenant, []).append(document_id)
+        operations: list[models.UpdateOperation] = [
+            models.DeleteOperation(delete=models.FilterSelector(filter=_documents(tenant, ids)))
+            for tenant, ids in by_tenant.items()
+        ]
+        points = _points(chunks, vectors)
+        operations += [
+            models.UpsertOperation(upsert=models.PointsList(points=points[start : start + _BATCH]))
+            for start in range(0, len(points), _BATCH)
+        ]
+        if operations:
+            with self._lock:
+                self._client.batch_update_points(self._collection, operations, wait=True)
+
     def delete_documents(self, tenant: str, document_ids: Sequence[str]) -> int:
         if not document_ids:
             return 0
-        selector = models.Filter(
-            must=[
-                models.FieldCondition(key="tenant", match=models.MatchValue(value=tenant)),
-                models.FieldCondition(
-                    key="document_id", match=models.MatchAny(any=list(document_ids))
-                ),
-            ]
-        )
+        selector = _documents(tenant, document_ids)
         with self._lock:
             deleted = self._client.count(self._collection, count_filter=selector, exact=True).count
             self._client.delete(self._collection, models.FilterSelector(filter=selector), wait=True)
@@ -112,6 +128,28 @@ class QdrantDenseIndex:
 
     def close(self) -> None:
         """The client belongs to the factory that opened this collection; nothing to release."""
+
+
+def _points(
+    chunks: Sequence[ChunkRecord], vectors: Sequence[Sequence[float]]
+) -> list[models.PointStruct]:
+    return [
+        models.PointStruct(
+            id=point_id(c.tenant, c.chunk_id),
+            vector={VECTOR: [float(x) for x in v]},
+            payload=dense_payload(c),
+        )
+        for c, v in zip(chunks, vectors, strict=True)
+    ]
+
+
+def _documents(tenant: str, document_ids: Sequence[str]) -> models.Filter:
+    return models.Filter(
+        must=[
+            models.FieldCondition(key="tenant", match=models.MatchValue(value=tenant)),
+            models.FieldCondition(key="document_id", match=models.MatchAny(any=list(document_ids))),
+        ]
+    )
 
 
 def scope_filter(scope: AccessScope) -> models.Filter:

@@ -21,6 +21,7 @@ from tests.engine_contract import (  # noqa: F401  (collected here with this mod
     CORPUS,
     EMBEDDER,
     Engine,
+    test_a_dense_index_replaces_a_documents_points_within_its_tenant,
     test_a_forbidden_best_match_never_takes_a_top_k_slot,
     test_a_sparse_index_hands_back_a_documents_chunks_within_its_tenant,
     test_delete_is_scoped_to_the_tenant,

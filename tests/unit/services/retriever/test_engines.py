@@ -18,6 +18,7 @@ from tests.engine_contract import (  # noqa: F401  (collected here with this mod
     Engine,
     ids,
     rec,
+    test_a_dense_index_replaces_a_documents_points_within_its_tenant,
     test_a_forbidden_best_match_never_takes_a_top_k_slot,
     test_a_sparse_index_hands_back_a_documents_chunks_within_its_tenant,
     test_delete_is_scoped_to_the_tenant,
@@ -124,10 +125,3 @@ def test_qdrant_edge_replaces_a_documents_points_with_one_flush(tmp_path: Path) 
         assert ids(engine.search(QUERY, globex, limit=10)) == ["policy#9"]
         engine.reopen()
     engine.index.close()
-
-
-def test_qdrant_edge_replace_refuses_vectors_that_do_not_match_the_chunks(tmp_path: Path) -> None:
-    index = EdgeDenseIndex(tmp_path / "dense", dim=EMBEDDER.dim)
-    with pytest.raises(ValueError, match="1 chunks but 0 vectors"):
-        index.replace_documents([("acme", "policy")], [rec("policy#1", "x")], [])
-    index.close()
