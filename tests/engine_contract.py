@@ -15,7 +15,13 @@ import pytest
 
 from ragway.embedding import OnnxMiniLMEmbedder
 from ragway.unit_vectors import embed_chunks, unit_texts, unpack
-from services.retriever.indexes import ChunkSource, DenseIndex, DenseReplacer, SparseIndex
+from services.retriever.indexes import (
+    ChunkSource,
+    DenseIndex,
+    DenseReplacer,
+    DocumentReplacer,
+    SparseIndex,
+)
 from services.retriever.model import OPEN_END, AccessScope, Candidate, ChunkRecord, Status
 
 EMBEDDER = OnnxMiniLMEmbedder()
@@ -205,18 +211,20 @@ def test_only_a_dense_index_keeps_each_chunks_unit_vectors(engine: Engine) -> No
     assert found["unrelated#1"].unit_vectors == b""
 
 
-def test_a_dense_index_replaces_a_documents_points_within_its_tenant(engine: Engine) -> None:
+def test_an_index_replaces_a_documents_chunks_within_its_tenant(engine: Engine) -> None:
     # A webhook's write (UpsertRequest.replace_documents): the document's other
-    # points go and the new ones come in one call, and a reopened index has the same.
-    if not engine.dense:
-        pytest.skip("the sparse indexes' replace is tested with their engines")
-    index = engine.index
-    assert isinstance(index, DenseReplacer)
-    engine.upsert([rec("visible#2", "Hotel bookings need a receipt.")])
+    # chunks go and the new ones come in one call, and a reopened index has the same.
+    engine.upsert([rec("visible#2", "Hotel bookings need a receipt per night.")])
     new = rec("visible#1", "Employees may book hotels up to 200 euros per night.")
-    index.replace_documents(
-        [("acme", "visible")], [new], EMBEDDER.embed([new.embedding_text]).tolist()
-    )
+    index = engine.index
+    if engine.dense:
+        assert isinstance(index, DenseReplacer)
+        index.replace_documents(
+            [("acme", "visible")], [new], EMBEDDER.embed([new.embedding_text]).tolist()
+        )
+    else:
+        assert isinstance(index, DocumentReplacer)
+        index.replace_documents([("acme", "visible")], [new])
     for _ in range(2):  # as written, then reopened
         found = engine.search(QUERY, SCOPE, limit=10)
         assert [c.chunk.text for c in found if c.chunk.document_id == "visible"] == [new.text]
@@ -224,5 +232,6 @@ def test_a_dense_index_replaces_a_documents_points_within_its_tenant(engine: Eng
         assert ids(engine.search(QUERY, globex, limit=10)) == ["other-tenant#1"]
         assert engine.index.count() == len(CORPUS)
         engine.reopen()
-    with pytest.raises(ValueError, match="1 chunks but 0 vectors"):
-        cast(DenseReplacer, engine.index).replace_documents([("acme", "visible")], [new], [])
+    if engine.dense:
+        with pytest.raises(ValueError, match="1 chunks but 0 vectors"):
+            cast(DenseReplacer, engine.index).replace_documents([("acme", "visible")], [new], [])

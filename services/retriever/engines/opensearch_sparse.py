@@ -16,6 +16,9 @@ congruence tests hold them to the same ids in the same order):
   in the embedded engine. With more shards the search asks for
   ``dfs_query_then_fetch`` so that scores still use global statistics.
 
+* ``replace_documents`` swaps documents' chunks in one bulk request (the stale
+  chunks' deletes and the new chunks) with one refresh, as the embedded engine
+  does in one commit.
 * ``document_chunks`` reads a document's chunks back within its tenant, so
   UpdateAccess can rewrite their groups or status without the text (fetch and
   reindex under the same ``_id``), as on the embedded engine.
@@ -108,6 +111,57 @@ class OpenSearchSparseIndex:
         # raise_on_error (the default) turns any rejected document into an
         # exception naming it: nothing accepted is silently lost.
         helpers.bulk(self._client, self._actions(chunks), refresh=True, chunk_size=500)
+
+    def replace_documents(
+        self, documents: Sequence[tuple[str, str]], chunks: Sequence[ChunkRecord]
+    ) -> None:
+        """Every chunk of each (tenant, document id) out, ``chunks`` in: the stale
+        chunks' deletes and the new chunks in one bulk request with one refresh.
+
+        A delete-by-query (refreshed) and then a bulk upsert (refreshed) left a refresh
+        in between in which searches found neither version. The index's own periodic
+        refresh can still fall inside the bulk request, a far shorter window. A
+        chunk deleted by someone else meanwhile fails the request (the caller
+        retries), as any rejected document does.
+        """
+        stale = self._chunk_ids(documents)
+        if stale is None:  # more chunks than one search reads: the two steps
+            for tenant, document_id in documents:
+                self.delete_documents(tenant, [document_id])
+            self.upsert(chunks)
+            return
+        fresh = {doc_id(c) for c in chunks}
+        actions: list[dict[str, Any]] = [
+            {"_op_type": "delete", "_index": self._index, "_id": i} for i in stale - fresh
+        ]
+        actions += self._actions(chunks)
+        if actions:
+            helpers.bulk(self._client, actions, refresh=True, chunk_size=500)
+
+    def _chunk_ids(self, documents: Sequence[tuple[str, str]]) -> set[str] | None:
+        """The stored ``_id`` of every chunk of the documents, or None past one search."""
+        by_tenant: dict[str, list[str]] = {}
+        for tenant, document_id in documents:
+            by_tenant.setdefault(tenant, []).append(document_id)
+        ids: set[str] = set()
+        for tenant, document_ids in by_tenant.items():
+            body = {
+                "size": _MAX_DOCUMENT_CHUNKS,
+                "_source": False,
+                "query": {
+                    "bool": {
+                        "filter": [
+                            {"term": {"tenant": tenant}},
+                            {"terms": {"document_id": document_ids}},
+                        ]
+                    }
+                },
+            }
+            hits = self._client.search(index=self._index, body=body)["hits"]["hits"]
+            if len(hits) >= _MAX_DOCUMENT_CHUNKS:
+                return None
+            ids.update(hit["_id"] for hit in hits)
+        return ids
 
     def delete_documents(self, tenant: str, document_ids: Sequence[str]) -> int:
         if not document_ids:

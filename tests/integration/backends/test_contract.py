@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opensearchpy import OpenSearch
@@ -21,9 +22,10 @@ from tests.engine_contract import (  # noqa: F401  (collected here with this mod
     CORPUS,
     EMBEDDER,
     Engine,
-    test_a_dense_index_replaces_a_documents_points_within_its_tenant,
+    rec,
     test_a_forbidden_best_match_never_takes_a_top_k_slot,
     test_a_sparse_index_hands_back_a_documents_chunks_within_its_tenant,
+    test_an_index_replaces_a_documents_chunks_within_its_tenant,
     test_delete_is_scoped_to_the_tenant,
     test_groups_widen_what_a_caller_sees,
     test_only_a_dense_index_keeps_each_chunks_unit_vectors,
@@ -65,3 +67,28 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path, unique: str) -> Itera
         yield e
         assert local.client is not None
         local.client.close()
+
+
+def test_opensearch_replaces_a_document_in_one_bulk_request(
+    opensearch: OpenSearch, unique: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No delete-by-query, and so no refresh between the old version and the new."""
+    index = OpenSearchSparseIndex(opensearch, unique)
+    try:
+        index.upsert([rec("policy#1", "Hotels up to 180 euros."), rec("policy#2", "Meals.")])
+        calls: list[str] = []
+        for name in ("bulk", "delete_by_query"):
+            real = getattr(opensearch, name)
+
+            def counted(*args: Any, _name: str = name, _real: Any = real, **kw: Any) -> Any:
+                calls.append(_name)
+                return _real(*args, **kw)
+
+            monkeypatch.setattr(opensearch, name, counted)
+        index.replace_documents([("acme", "policy")], [rec("policy#1", "Hotels up to 200 euros.")])
+        assert calls == ["bulk"]
+        assert [c.text for c in index.document_chunks("acme", "policy")] == [
+            "Hotels up to 200 euros."
+        ]
+    finally:
+        opensearch.indices.delete(index=unique)
