@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -89,3 +90,12 @@ class Candidate:
     chunk: ChunkRecord
     score: float
     rank: int
+
+
+def by_tenant(documents: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """(tenant, document id) pairs as each tenant's document ids: a write that swaps
+    documents deletes per tenant, since document ids may repeat across tenants."""
+    out: dict[str, list[str]] = {}
+    for tenant, document_id in documents:
+        out.setdefault(tenant, []).append(document_id)
+    return out

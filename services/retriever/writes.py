@@ -25,7 +25,7 @@ from ragway.embedding import Embedder, Vectors
 from ragway.unit_vectors import chunk_unit_texts, pack_chunks
 from services.retriever.catalog import Build
 from services.retriever.indexes import ChunkSource, DenseReplacer, DocumentReplacer
-from services.retriever.model import ChunkRecord, Status
+from services.retriever.model import ChunkRecord, Status, by_tenant
 
 
 class Origin(StrEnum):
@@ -112,20 +112,18 @@ def upsert(
 def _replace(build: Build, records: list[ChunkRecord], vectors: Vectors) -> None:
     """The documents of ``records`` become exactly ``records`` (under the write lock)."""
     documents = list(dict.fromkeys((r.tenant, r.document_id) for r in records))
-    by_tenant: dict[str, list[str]] = {}
-    for tenant, document_id in documents:
-        by_tenant.setdefault(tenant, []).append(document_id)
+    grouped = by_tenant(documents)
     if isinstance(build.dense, DenseReplacer):
         build.dense.replace_documents(documents, records, vectors.tolist())  # one flush
     else:
-        for tenant, ids in by_tenant.items():
+        for tenant, ids in grouped.items():
             build.dense.delete_documents(tenant, ids)
         if records:
             build.dense.upsert(records, vectors.tolist())
     if isinstance(build.sparse, DocumentReplacer):
         build.sparse.replace_documents(documents, records)  # one commit
         return
-    for tenant, ids in by_tenant.items():
+    for tenant, ids in grouped.items():
         build.sparse.delete_documents(tenant, ids)
     if records:
         build.sparse.upsert(records)

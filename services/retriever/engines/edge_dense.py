@@ -15,7 +15,7 @@ from pathlib import Path
 import qdrant_edge as qe
 
 from services.retriever.engines.payload import chunk_from_payload, dense_payload
-from services.retriever.model import AccessScope, Candidate, ChunkRecord, Status
+from services.retriever.model import AccessScope, Candidate, ChunkRecord, Status, by_tenant
 
 VECTOR = "text"
 _ID_NAMESPACE = uuid.UUID("6f1d2c1e-8a53-4c1b-9b1e-7a0d5f3c2e10")
@@ -76,12 +76,10 @@ class EdgeDenseIndex:
         """
         if len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-        by_tenant: dict[str, list[str]] = {}
-        for tenant, document_id in documents:
-            by_tenant.setdefault(tenant, []).append(document_id)
+        grouped = by_tenant(documents)
         points = _points(chunks, vectors)
         with self._lock:
-            for tenant, document_ids in by_tenant.items():
+            for tenant, document_ids in grouped.items():
                 self._shard.update(
                     qe.UpdateOperation.delete_points_by_filter(_documents(tenant, document_ids))
                 )

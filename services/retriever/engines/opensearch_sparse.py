@@ -37,7 +37,7 @@ from opensearchpy import OpenSearch, helpers
 
 from services.retriever.engines.payload import chunk_from_payload, chunk_payload
 from services.retriever.engines.tantivy_sparse import sanitize_query
-from services.retriever.model import AccessScope, Candidate, ChunkRecord, Status
+from services.retriever.model import AccessScope, Candidate, ChunkRecord, Status, by_tenant
 
 ANALYZER = "ragway_english"
 _KEYWORDS = ("chunk_id", "document_id", "tenant", "access_groups", "status")
@@ -140,11 +140,9 @@ class OpenSearchSparseIndex:
 
     def _chunk_ids(self, documents: Sequence[tuple[str, str]]) -> set[str] | None:
         """The stored ``_id`` of every chunk of the documents, or None past one search."""
-        by_tenant: dict[str, list[str]] = {}
-        for tenant, document_id in documents:
-            by_tenant.setdefault(tenant, []).append(document_id)
+        grouped = by_tenant(documents)
         ids: set[str] = set()
-        for tenant, document_ids in by_tenant.items():
+        for tenant, document_ids in grouped.items():
             body = {
                 "size": _MAX_DOCUMENT_CHUNKS,
                 "_source": False,

@@ -20,7 +20,7 @@ from qdrant_client import QdrantClient, models
 
 from services.retriever.engines.edge_dense import VECTOR, point_id
 from services.retriever.engines.payload import chunk_from_payload, dense_payload
-from services.retriever.model import AccessScope, Candidate, ChunkRecord, Status
+from services.retriever.model import AccessScope, Candidate, ChunkRecord, Status, by_tenant
 
 _KEYWORD_FIELDS = ("chunk_id", "document_id", "tenant", "access_groups", "status")
 _INTEGER_FIELDS = ("effective_from", "effective_to")
@@ -82,12 +82,10 @@ class QdrantDenseIndex:
         """
         if len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-        by_tenant: dict[str, list[str]] = {}
-        for tenant, document_id in documents:
-            by_tenant.setdefault(tenant, []).append(document_id)
+        grouped = by_tenant(documents)
         operations: list[models.UpdateOperation] = [
             models.DeleteOperation(delete=models.FilterSelector(filter=_documents(tenant, ids)))
-            for tenant, ids in by_tenant.items()
+            for tenant, ids in grouped.items()
         ]
         points = _points(chunks, vectors)
         operations += [
