@@ -94,9 +94,7 @@ def test_another_form_of_a_passage_word_is_no_misspelling() -> None:
     ):
         assert repair(question, pages) == question
     # Endings a misspelling swaps are no other form: "calenders" is "calendars".
-    assert repair("sync calenders", vocabulary(["Connect your calendars."])) == (
-        "sync calendars"
-    )
+    assert repair("sync calenders", vocabulary(["Connect your calendars."])) == "sync calendars"
 
 
 def test_words_run_together_become_the_passages_two_words() -> None:
