@@ -202,11 +202,13 @@ def _replacement(
         # searched a second time for nothing and lost its own word.
         return None
     if (word_stem := stem(lower)) in stems:
-        same_stem = [c for c, (_, s) in forms.items() if s == word_stem]
         # "insurence" stems like the passages' "insurance": term coverage already
         # meets it, but the embedding model reads it as unknown word pieces. The
         # passages' commonest word of that stem is how they spell it.
-        return max(same_stem, key=lambda c: (forms[c][0], c))
+        return max(
+            (c for c, (_, s) in forms.items() if s == word_stem),
+            key=lambda c: (forms[c][0], c),
+        )
     # Words run together are tried before a one- or two-edit neighbour:
     # "screenshare" is "screen sharing" on a page that says so, not "screenshot".
     return joined.get(lower) or joined.get(word_stem) or _nearest(lower, forms)

@@ -53,8 +53,6 @@ class EdgeDenseIndex:
         self._lock = threading.Lock()
 
     def upsert(self, chunks: Sequence[ChunkRecord], vectors: Sequence[Sequence[float]]) -> None:
-        if len(chunks) != len(vectors):
-            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         points = _points(chunks, vectors)
         with self._lock:
             self._shard.update(qe.UpdateOperation.upsert_points(points))
@@ -74,8 +72,6 @@ class EdgeDenseIndex:
         between the delete and the upsert, but that gap is now an in-memory
         update long rather than a flush (sparse search finds the document meanwhile).
         """
-        if len(chunks) != len(vectors):
-            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         grouped = by_tenant(documents)
         points = _points(chunks, vectors)
         with self._lock:
@@ -122,6 +118,9 @@ class EdgeDenseIndex:
 
 
 def _points(chunks: Sequence[ChunkRecord], vectors: Sequence[Sequence[float]]) -> list[qe.Point]:
+    """The chunks as points; vectors that do not match them are refused before any write."""
+    if len(chunks) != len(vectors):
+        raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
     return [
         qe.Point(point_id(c.tenant, c.chunk_id), {VECTOR: [float(x) for x in v]}, dense_payload(c))
         for c, v in zip(chunks, vectors, strict=True)

@@ -60,8 +60,6 @@ class QdrantDenseIndex:
         return self._collection
 
     def upsert(self, chunks: Sequence[ChunkRecord], vectors: Sequence[Sequence[float]]) -> None:
-        if len(chunks) != len(vectors):
-            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         points = _points(chunks, vectors)
         with self._lock:
             for start in range(0, len(points), _BATCH):
@@ -80,8 +78,6 @@ class QdrantDenseIndex:
         were two round trips (three with the count), and a search between them
         missed the document for as long as the second took.
         """
-        if len(chunks) != len(vectors):
-            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         grouped = by_tenant(documents)
         operations: list[models.UpdateOperation] = [
             models.DeleteOperation(delete=models.FilterSelector(filter=_documents(tenant, ids)))
@@ -131,6 +127,9 @@ class QdrantDenseIndex:
 def _points(
     chunks: Sequence[ChunkRecord], vectors: Sequence[Sequence[float]]
 ) -> list[models.PointStruct]:
+    """The chunks as points; vectors that do not match them are refused before any write."""
+    if len(chunks) != len(vectors):
+        raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
     return [
         models.PointStruct(
             id=point_id(c.tenant, c.chunk_id),
