@@ -476,7 +476,9 @@ def main(
     streams: Annotated[int, typer.Option(help="SSE streams on the slow run (0: skip)")] = 2000,
     users: Annotated[int, typer.Option(help="Closed-loop virtual users (0: skip)")] = 50,
     loop_s: Annotated[float, typer.Option(help="Seconds of closed loop")] = 40.0,
-    delta_delay_ms: Annotated[int, typer.Option(help="Generator pause per delta")] = 1000,
+    # One delta a quoted sentence: the watched run (a one-sentence answer) lasts about
+    # this long, longer than 2,000 streams take to open, as the fan-out needs.
+    delta_delay_ms: Annotated[int, typer.Option(help="Generator pause per delta")] = 6000,
     warm_up: Annotated[bool, typer.Option(help="Ask every question once first")] = True,
     saturation_s: Annotated[
         float, typer.Option(help="Seconds of loop without think (0: skip)")

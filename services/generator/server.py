@@ -43,6 +43,7 @@ def build_backend(settings: GeneratorSettings) -> GeneratorBackend:
         min_support=settings.min_support,
         max_sentences=settings.max_sentences,
         part_sentences=settings.part_sentences,
+        delta_words=settings.extractive_delta_words,
     )
     answerability = (
         None

@@ -33,6 +33,9 @@ class GeneratorSettings(ServiceSettings):
     max_sentences: int = Field(default=3, ge=1, le=10)
     # Units per part of a multi-part question (ExtractiveConfig.part_sentences).
     part_sentences: int = Field(default=2, ge=1, le=10)
+    # The extractive answer's deltas: 0, one per quoted sentence with its citation;
+    # N, pieces of N words (a typing pace; each piece is one more event end to end).
+    extractive_delta_words: int = Field(default=0, ge=0, le=1000)
     default_max_output_tokens: int = Field(default=256, ge=16, le=4096)
     max_passages: int = Field(default=50, ge=1, le=200)
     shutdown_grace_s: float = Field(default=5.0, ge=0, le=120)

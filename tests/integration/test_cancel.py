@@ -29,7 +29,12 @@ def slow(stack: Stack, tmp_path: Path) -> Iterator[Stack]:
         retriever_port=stack.config.retriever_port,
         service_token=stack.config.service_token,
         api_keys_file=FIXTURES / "api-keys.yaml",
-        extra_env={"RAGWAY_FAULT_DELTA_DELAY_MS": str(DELAY_MS)},
+        # Paced like an LLM: four-word deltas (the default is one a sentence), so
+        # the answer is still streaming when the test acts on it.
+        extra_env={
+            "RAGWAY_FAULT_DELTA_DELAY_MS": str(DELAY_MS),
+            "RAGWAY_EXTRACTIVE_DELTA_WORDS": "4",
+        },
     )
     s = Stack(config)
     s.logs_dir.mkdir(parents=True)

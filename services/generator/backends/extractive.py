@@ -133,7 +133,9 @@ class ExtractiveConfig:
     # A second unit must be nearly as good as the best to join the answer.
     relative_cutoff: float = 0.85
     min_words: int = 3
-    words_per_delta: int = 4
+    # 0: one delta per quoted unit with its citation. N: pieces of N words, a typing
+    # pace for a client that wants one (every piece is one more event end to end).
+    delta_words: int = 0
     # How much holding (or lacking) the asked kind of value moves a unit's support.
     type_weight: float = 0.06
     # How much lacking the asked kind of value costs (the question's wording can
@@ -173,6 +175,8 @@ class ExtractiveConfig:
             raise ValueError(f"max_sentences must be >= 1, got {self.max_sentences}")
         if self.part_sentences < 1:
             raise ValueError(f"part_sentences must be >= 1, got {self.part_sentences}")
+        if self.delta_words < 0:
+            raise ValueError(f"delta_words must be >= 0, got {self.delta_words}")
         weights: tuple[str, ...] = ("type_weight", "lack_weight", "strict_lack_weight")
         weights += ("key_weight", "other_row_weight", "missing_weight", "bound_weight")
         for name in (*weights, "missing_name_weight", "focus_weight"):
@@ -851,16 +855,19 @@ class ExtractiveGenerator:
                 ]
             )
         )
-        index = 0
+        # One delta per quoted unit with its citation, as the LLM backends send one
+        # checked sentence per delta. The whole answer is known at once, so smaller
+        # pieces paced nothing for the reader; each cost a gRPC message, an event in
+        # the run's Redis log and an SSE event to every stream (four-word deltas: ten
+        # to a typical answer; docs/performance.md has what one per unit saved).
         pieces: list[str] = []
         for n, unit in enumerate(chosen):
             # A page's own "[5, 25, 50]" must not read as citations (ragway/citations.py).
             quoted = escape_literals(_sentence(unit.text))
             text = ("" if n == 0 else " ") + f"{quoted} [{unit.passage.number}]"
-            for chunk in _word_chunks(text, self._config.words_per_delta):
-                pieces.append(chunk)
-                yield Delta(text=chunk, index=index)
-                index += 1
+            for piece in _word_pieces(text, self._config.delta_words):
+                yield Delta(text=piece, index=len(pieces))
+                pieces.append(piece)
         cited = list(dict.fromkeys(s.passage.number for s in chosen))
         yield Final(
             answer="".join(pieces),
@@ -1430,7 +1437,9 @@ def _near_duplicate(a: str, b: str) -> bool:
     return bool(wa and wb) and len(wa & wb) / len(wa | wb) > 0.8
 
 
-def _word_chunks(text: str, size: int) -> list[str]:
-    """Split text into pieces of ``size`` words that join back to exactly ``text``."""
+def _word_pieces(text: str, size: int) -> list[str]:
+    """``text`` in pieces of ``size`` words that join back to exactly it (0: whole)."""
+    if size <= 0:
+        return [text]
     parts = text.split(" ")
     return [(" " if i else "") + " ".join(parts[i : i + size]) for i in range(0, len(parts), size)]

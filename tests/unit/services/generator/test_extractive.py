@@ -84,9 +84,11 @@ PASSAGES = [
 ]
 
 
-def run(question: str, passages: list[Passage] = PASSAGES) -> list[GenerationEvent]:
+def run(
+    question: str, passages: list[Passage] = PASSAGES, gen: ExtractiveGenerator = GEN
+) -> list[GenerationEvent]:
     async def collect() -> list[GenerationEvent]:
-        return [e async for e in GEN.generate(GenerationRequest(question, passages))]
+        return [e async for e in gen.generate(GenerationRequest(question, passages))]
 
     return asyncio.run(collect())
 
@@ -111,6 +113,35 @@ def test_deltas_join_to_exactly_the_final_answer_in_index_order() -> None:
     assert [d.index for d in deltas] == list(range(len(deltas)))
     assert "".join(d.text for d in deltas) == final.answer
     assert "15 seconds" in final.answer
+
+
+def test_each_delta_is_one_quoted_sentence_with_its_citation() -> None:
+    # Four-word deltas cost a gRPC message, a Redis event and an SSE event each while
+    # pacing nothing (the answer is known at once): one delta per quoted unit.
+    events = run("How do I resume a stream after a disconnect?")
+    deltas = [e for e in events if isinstance(e, Delta)]
+    final = events[-1]
+    assert isinstance(final, Final)
+    assert len(deltas) == final.answer.count(" [")  # one citation marker a sentence
+    for d in deltas:
+        assert re.search(r"\[\d+\]$", d.text), d.text
+
+
+def test_delta_words_paces_the_answer_in_pieces_that_join_to_it() -> None:
+    paced = ExtractiveGenerator(
+        OnnxMiniLMEmbedder(),
+        ExtractiveConfig(delta_words=4),
+        answerability=AnswerabilityModel.load(),
+        ranker=UnitRanker.load(),
+    )
+    events = run("How do I resume a stream after a disconnect?", gen=paced)
+    deltas = [e for e in events if isinstance(e, Delta)]
+    final = events[-1]
+    assert isinstance(final, Final)
+    assert len(deltas) > final.answer.count(" [")
+    assert all(len(d.text.split()) <= 4 for d in deltas)
+    assert [d.index for d in deltas] == list(range(len(deltas)))
+    assert "".join(d.text for d in deltas) == final.answer
 
 
 def test_a_question_the_passages_do_not_answer_is_refused_with_a_reason() -> None:
