@@ -23,6 +23,7 @@ from ragway.metrics import HttpMetrics, exposition
 from services.gateway import metrics
 from services.gateway.api import errors, spec
 from services.gateway.api.cors import Cors
+from services.gateway.api.events_path import EventsPath
 from services.gateway.api.guard import ApiGuard
 from services.gateway.api.routes import admin, ask, conversations, health, runs
 from services.gateway.auth import KeyRegistry
@@ -169,6 +170,8 @@ def create_app(settings: GatewaySettings | None = None, *, with_executor: bool =
     app.include_router(conversations.router)
     app.include_router(health.router)
     app.include_router(admin.router)
+    # Innermost: behind the guard, ahead of FastAPI's router (api/events_path.py).
+    app.add_middleware(EventsPath)
     app.add_middleware(
         ApiGuard,
         registry=registry,
