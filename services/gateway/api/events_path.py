@@ -99,9 +99,12 @@ def _route(routes: Any) -> APIRoute | None:
 
 
 def _handler_for(handlers: Mapping[Any, Handler], exc: Exception) -> Handler | None:
-    """The app's handler for ``exc``: its class's, or the nearest base class's (as
-    Starlette's exception middleware looks them up)."""
+    """The app's handler for ``exc``: its class's, or the nearest base class's, as
+    Starlette's exception middleware looks them up. A handler for ``Exception`` (or
+    500) is the server error middleware's, outside this layer: not used here."""
     for cls in type(exc).__mro__:
+        if cls is Exception:
+            return None
         if cls in handlers:
             return handlers[cls]
     return None
