@@ -639,15 +639,16 @@ class ExtractiveGenerator:
         # The runner-up is the best unit of another passage that says something
         # else: a knowledge base that states a fact on two pages (a table and an
         # FAQ) has no rival answer, only a second copy.
-        other = max(
+        # The best such unit is the first in support order (most are never compared).
+        other = next(
             (
                 s.support
-                for s in scored
+                for s in sorted(scored, key=lambda s: -s.support)
                 if s.part == best.part
                 and s.passage.number != best.passage.number
                 and not _says_same(s.text, best.text)
             ),
-            default=0.0,
+            0.0,
         )
         text = parts(question)[best.part].text
         passage_terms = [_passage_terms(p) for p in passages]
@@ -821,25 +822,29 @@ class ExtractiveGenerator:
             yield with_word_usage(event, request)
 
     async def _generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
-        # Embedding is CPU work: keep it off the event loop.
-        scored = await asyncio.to_thread(
-            self.score, request.question, request.passages, self.known_vectors(request)
-        )
-        async for event in self._answer(request, scored):
+        # Scoring and the answerability check embed (units, term salience): CPU work,
+        # off the event loop, in one trip to a thread (each trip's hand-back wakes
+        # the loop; two a request were a tenth of the generator's CPU under load).
+        def decide() -> tuple[list[ScoredUnit], Final | None]:
+            scored = self.score(request.question, request.passages, self.known_vectors(request))
+            return scored, self.refusal(request, scored)
+
+        scored, refused = await asyncio.to_thread(decide)
+        async for event in self._answer(request, scored, refused):
             yield event
 
     async def answer(
         self, request: GenerationRequest, scored: list[ScoredUnit]
     ) -> AsyncIterator[GenerationEvent]:
         """The answer from units already scored (LLM backends fall back to this)."""
-        async for event in self._answer(request, scored):
+        # The answerability check may embed (term salience): off the event loop.
+        refused = await asyncio.to_thread(self.refusal, request, scored)
+        async for event in self._answer(request, scored, refused):
             yield with_word_usage(event, request)
 
     async def _answer(
-        self, request: GenerationRequest, scored: list[ScoredUnit]
+        self, request: GenerationRequest, scored: list[ScoredUnit], refused: Final | None
     ) -> AsyncIterator[GenerationEvent]:
-        # The answerability check may embed (term salience): off the event loop.
-        refused = await asyncio.to_thread(self.refusal, request, scored)
         if refused is not None:
             yield refused
             return
