@@ -20,6 +20,7 @@ HEAD gets the router's 307 or 405 as before).
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -36,7 +37,7 @@ TEMPLATE = "/v1/runs/{run_id}/events"
 # The router's own pattern for "{run_id}": one path segment, percent-decoded.
 _EVENTS = re.compile(r"^/v1/runs/([^/]+)/events$")
 
-Handler = Callable[[Request, Exception], Awaitable[Response]]
+Handler = Callable[[Request, Exception], Awaitable[Response] | Response]
 
 
 class EventsPath:
@@ -76,7 +77,9 @@ class EventsPath:
             handler = _handler_for(app.exception_handlers, exc)
             if handler is None:
                 raise  # as from the router: the server's 500
-            response = await handler(Request(scope, receive), exc)
+            answered = handler(Request(scope, receive), exc)
+            # Starlette takes plain functions as handlers too (ragway's are async).
+            response = await answered if inspect.isawaitable(answered) else answered
         await response(scope, receive, send)
 
     def _find_route(self, routes: Any) -> APIRoute:

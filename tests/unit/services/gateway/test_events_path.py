@@ -28,6 +28,10 @@ from services.gateway.runs.errors import RunNotFound
 PRINCIPAL = object()
 
 
+class Teapot(Exception):
+    """An exception an app answers with a plain function, as Starlette allows."""
+
+
 class Guard:
     """Stands in for ApiGuard: puts the caller where the route's dependency reads it."""
 
@@ -57,6 +61,8 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> Seen:
             raise ApiError(400, "invalid_last_event_id", "not an event id")
         if run_id == "crash":
             raise KeyError("boom")
+        if run_id == "teapot":
+            raise Teapot()
         return PlainTextResponse("streamed")
 
     monkeypatch.setattr(events_path, "stream_events", stream_events)
@@ -66,6 +72,7 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> Seen:
 def app_with(seen: Seen) -> FastAPI:
     app = FastAPI()
     errors.install(app)
+    app.add_exception_handler(Teapot, lambda _request, _exc: PlainTextResponse("", 418))
     app.include_router(runs.router)
     for name in ("store", "hub", "settings", "streams"):
         setattr(app.state, name, name)
@@ -122,6 +129,8 @@ async def test_errors_read_as_the_apps_handlers_write_them(seen: Seen) -> None:
     # No handler for it: the server's 500, as from the router, not a swallowed error.
     crash = await get(app, "GET", "/v1/runs/crash/events")
     assert crash.status_code == 500
+    teapot = await get(app, "GET", "/v1/runs/teapot/events")
+    assert teapot.status_code == 418
 
 
 async def test_what_the_layer_does_not_take_reaches_the_router(seen: Seen) -> None:
