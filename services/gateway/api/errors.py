@@ -7,7 +7,7 @@ its status, code and headers here, so only the API layer speaks HTTP.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -97,23 +97,27 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "; ".join(parts) or "invalid request"
 
 
+def endpoints(routes: Iterable[BaseRoute]) -> Iterator[Route | APIRoute]:
+    """The app's endpoint routes, those of included routers too (an included router is
+    one composite route in this FastAPI: its routes are inside it)."""
+    for route in routes:
+        if isinstance(route, Route | APIRoute):
+            yield route
+        elif (inner := getattr(route, "original_router", None)) is not None:
+            yield from endpoints(inner.routes)
+
+
 def allowed_methods(request: Request) -> str:
     """Every method some route takes at this path. Starlette's 405 names only the first
     route's methods, while one path often has a route per method (GET and PUT of
     /v1/admin/paths/{name}): a client would read that the others do not exist."""
-    methods: set[str] = set()
     path = request.url.path
-
-    def walk(routes: Iterable[BaseRoute]) -> None:
-        for route in routes:
-            if isinstance(route, Route | APIRoute):
-                if route.path_regex.match(path):
-                    methods.update(route.methods or ())
-            # An included router is one composite route in this FastAPI: look inside.
-            elif (inner := getattr(route, "original_router", None)) is not None:
-                walk(inner.routes)
-
-    walk(request.app.router.routes)
+    methods = {
+        method
+        for route in endpoints(request.app.router.routes)
+        if route.path_regex.match(path)
+        for method in route.methods or ()
+    }
     return ", ".join(sorted(methods))
 
 

@@ -31,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from services.gateway.api.errors import endpoints
 from services.gateway.api.routes.runs import stream_events
 
 TEMPLATE = "/v1/runs/{run_id}/events"
@@ -58,7 +59,9 @@ class EventsPath:
         run_id = matched.group(1)
         # What the router writes into the scope: the HTTP metrics label by the route's
         # template, and a reader of the scope finds the endpoint and its parameters.
-        scope["route"] = self._route or self._find_route(app.routes)
+        if self._route is None:
+            self._route = _route(app.routes)
+        scope["route"] = self._route
         scope["endpoint"] = stream_events
         scope["path_params"] = {"run_id": run_id}
         state = app.state
@@ -82,23 +85,13 @@ class EventsPath:
             response = await answered if inspect.isawaitable(answered) else answered
         await response(scope, receive, send)
 
-    def _find_route(self, routes: Any) -> APIRoute:
-        found = _route(routes)
-        if found is None:
-            raise RuntimeError(f"no route {TEMPLATE} to stand in for")
-        self._route = found
-        return found
 
-
-def _route(routes: Any) -> APIRoute | None:
-    for route in routes:
+def _route(routes: Any) -> APIRoute:
+    """The FastAPI route this layer stands in for."""
+    for route in endpoints(routes):
         if isinstance(route, APIRoute) and route.path == TEMPLATE:
             return route
-        # An included router is one composite route in this FastAPI: look inside.
-        inner = getattr(route, "original_router", None)
-        if inner is not None and (found := _route(inner.routes)) is not None:
-            return found
-    return None
+    raise RuntimeError(f"no route {TEMPLATE} to stand in for")
 
 
 def _handler_for(handlers: Mapping[Any, Handler], exc: Exception) -> Handler | None:

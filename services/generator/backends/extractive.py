@@ -640,16 +640,12 @@ class ExtractiveGenerator:
         # else: a knowledge base that states a fact on two pages (a table and an
         # FAQ) has no rival answer, only a second copy.
         # The best such unit is the first in support order (most are never compared).
-        other = next(
-            (
-                s.support
-                for s in sorted(scored, key=lambda s: -s.support)
-                if s.part == best.part
-                and s.passage.number != best.passage.number
-                and not _says_same(s.text, best.text)
-            ),
-            0.0,
+        rivals = sorted(
+            (s for s in scored if s.part == best.part and s.passage.number != best.passage.number),
+            key=lambda s: s.support,
+            reverse=True,
         )
+        other = next((s.support for s in rivals if not _says_same(s.text, best.text)), 0.0)
         text = parts(question)[best.part].text
         passage_terms = [_passage_terms(p) for p in passages]
         q_terms = question_terms(text)

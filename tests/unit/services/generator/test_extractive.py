@@ -45,8 +45,9 @@ from tests.unit.services.retriever.fakes import FakeEmbedder
 
 # As the generator serves by default: the floor, the packaged answerability model
 # and the packaged unit ranker.
+EMBEDDER = OnnxMiniLMEmbedder()
 GEN = ExtractiveGenerator(
-    OnnxMiniLMEmbedder(), answerability=AnswerabilityModel.load(), ranker=UnitRanker.load()
+    EMBEDDER, answerability=AnswerabilityModel.load(), ranker=UnitRanker.load()
 )
 
 
@@ -129,7 +130,7 @@ def test_each_delta_is_one_quoted_sentence_with_its_citation() -> None:
 
 def test_delta_words_paces_the_answer_in_pieces_that_join_to_it() -> None:
     paced = ExtractiveGenerator(
-        OnnxMiniLMEmbedder(),
+        EMBEDDER,
         ExtractiveConfig(delta_words=4),
         answerability=AnswerabilityModel.load(),
         ranker=UnitRanker.load(),
