@@ -40,7 +40,8 @@ class GatewaySettings(RedisClientSettings):
     max_question_chars: int = Field(default=4000, ge=1, le=100_000)
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
     # The request target and headers together (ragway/http_limits.py: 431 past it). Twice
-    # it is h11's bound on a request still arriving, so a slow sender cannot grow it either.
+    # it is the parser's bound on a request still arriving, so a slow sender cannot grow it
+    # either.
     max_header_bytes: int = Field(default=DEFAULT_MAX_HEADER_BYTES, ge=4096, le=1024 * 1024)
 
     # Rate limits a minute (services/gateway/ratelimit.py): per key unless its entry in
@@ -95,10 +96,8 @@ class GatewaySettings(RedisClientSettings):
     # The event loop and HTTP parser of the gateway (and executor) processes. uvloop is
     # a C implementation of asyncio's loop: many streams open sooner, while the runs a
     # process carries stay as many (the retriever and generator bound those;
-    # docs/performance.md). The parser stays h11 by default: h11 stops reading a request
-    # whose headers pass twice max_header_bytes while they arrive (the app answers 431
-    # below that), while httptools buffered 2 MB of one header (the app then refuses it,
-    # 431, but only after holding it all).
-    # httptools is for a gateway behind a proxy that bounds headers.
+    # docs/performance.md). The parser is httptools (C) with h11's bound on a head still
+    # arriving (ragway/http_limits.py: bounded_httptools): many streams open sooner than
+    # with h11 (pure Python), which stays a setting.
     event_loop: Literal["uvloop", "asyncio"] = "uvloop"
-    http_parser: Literal["h11", "httptools"] = "h11"
+    http_parser: Literal["h11", "httptools"] = "httptools"

@@ -233,26 +233,35 @@ def test_headers_over_the_limit_get_a_431_with_the_reason(stack: Stack) -> None:
 
 
 def test_oversized_headers_are_refused_not_buffered(stack: Stack) -> None:
-    # Whole in one write, 64 KiB may reach the gateway in one read (parsed, then the app's
-    # 431) or in several (h11 stops at 32 KiB: its 400, or a reset). Regressions: CI read
-    # it whole and answered 200 (no app limit); CI later saw the reset, which the test
+    # The default parser, httptools with the gateway's bound (ragway/http_limits.py).
+    # Whole in one write, 64 KiB reaches the gateway in one read (parsed, then the app's
+    # 431) or in several (the parser stops at 32 KiB: its own 431). Regressions: CI read
+    # it whole and answered 200 (no app limit); CI later saw a reset, which the test
     # took for an error.
     whole = oversized_request(stack.config.gateway_url, 65_536)
-    assert status_of(whole) in ("400", "431", "reset"), whole[:200]
-    # Sent slowly, 1 MiB never reaches the app: h11 stops reading at 32 KiB. A parser
-    # that buffered it all would answer the app's 431. At 4 times the loop's largest
-    # read (256 KiB), it cannot arrive whole even if the gateway stalls while it is sent.
+    assert status_of(whole) in ("431", "reset"), whole[:200]
+    # Sent slowly, 1 MiB never reaches the app: the parser stops reading at 32 KiB and
+    # answers for itself. Plain httptools held it all and the app answered (its "take
+    # N bytes"). At 4 times the loop's largest read (256 KiB), it cannot arrive whole
+    # even if the gateway stalls while it is sent.
     slow = oversized_request(stack.config.gateway_url, 1 << 20, pieces=64)
-    assert status_of(slow) in ("400", "reset"), slow[:200]
+    assert status_of(slow) in ("431", "reset"), slow[:200]
+    assert b"take" not in slow, slow[-300:]
+    if slow:
+        assert b"went on past 32768 bytes before they ended" in slow, slow[-300:]
+        assert b'"code":"headers_too_large"' in slow, slow[-300:]
     assert httpx.get(f"{stack.config.gateway_url}/healthz", timeout=10).status_code == 200
 
 
-def test_oversized_headers_are_refused_whatever_the_parser(stack: Stack, tmp_path: Path) -> None:
-    # httptools bounds nothing itself: the gateway's own limit answers, with its reason.
-    with own_redis(stack, tmp_path, {"RAGWAY_HTTP_PARSER": "httptools"}) as s:
+def test_oversized_headers_are_refused_with_h11_too(stack: Stack, tmp_path: Path) -> None:
+    # h11 (RAGWAY_HTTP_PARSER=h11) bounds a head while it arrives with its own 400; a
+    # head that arrives whole gets the app's 431 with its reason.
+    with own_redis(stack, tmp_path, {"RAGWAY_HTTP_PARSER": "h11"}) as s:
         s.start_gateway()
-        reply = oversized_request(s.config.gateway_url, 65_536)
+        over = oversized_request(s.config.gateway_url, 20_000, pieces=8)
+        slow = oversized_request(s.config.gateway_url, 1 << 20, pieces=64)
         fits = oversized_request(s.config.gateway_url, 8_000)
-    assert reply.startswith(b"HTTP/1.1 431 "), reply[:200]
-    assert b'"code":"headers_too_large"' in reply and b"at most 16384" in reply, reply[-300:]
+    assert over.startswith(b"HTTP/1.1 431 "), over[:200]
+    assert b'"code":"headers_too_large"' in over and b"at most 16384" in over, over[-300:]
+    assert status_of(slow) in ("400", "reset"), slow[:200]
     assert fits.startswith(b"HTTP/1.1 200 "), fits[:200]
