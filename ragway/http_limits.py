@@ -9,7 +9,7 @@ While a request's head is still arriving, the parser is the only bound on what t
 server holds. h11 has one (``h11_max_incomplete_event_size``); httptools has none, and
 under uvicorn it read a 2 MB header whole before the app could refuse it.
 ``bounded_httptools`` gives it the same bound: a head that goes on past it over further
-reads is refused with 431 and the connection closed, so the gateway can parse in C
+reads is refused with 431 and the connection closed, so the gateway parses in C
 (docs/performance.md) without holding what a slow sender streams at it.
 
 The bound is ``parser_bound`` (twice the limit), not the limit itself: a request just
@@ -50,7 +50,7 @@ def bounded_httptools(max_header_bytes: int) -> type[HttpToolsProtocol]:
 
     The bytes of the reads that follow the one in which a request's head began are
     counted until its headers end; past ``parser_bound`` the request is answered 431
-    and the connection closed. The read in which the head began is not counted: it may
+    and the connection closed once what still arrives is drained (``_refuse``). The read in which the head began is not counted: it may
     hold the end of the request before it (pipelining), and it is bounded by the
     loop's read size anyway, as h11's own bound is.
     """
