@@ -50,9 +50,10 @@ def bounded_httptools(max_header_bytes: int) -> type[HttpToolsProtocol]:
 
     The bytes of the reads that follow the one in which a request's head began are
     counted until its headers end; past ``parser_bound`` the request is answered 431
-    and the connection closed once what still arrives is drained (``_refuse``). The read in which the head began is not counted: it may
-    hold the end of the request before it (pipelining), and it is bounded by the
-    loop's read size anyway, as h11's own bound is.
+    and the connection closed once what still arrives is drained (``_refuse``). The
+    read in which the head began is not counted: it may hold the end of the request
+    before it (pipelining), and it is bounded by the loop's read size anyway, as h11's
+    own bound is.
     """
     bound = parser_bound(max_header_bytes)
     message = (
