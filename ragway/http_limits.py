@@ -112,13 +112,12 @@ def bounded_httptools(max_header_bytes: int) -> type[HttpToolsProtocol]:
     return BoundedHttpToolsProtocol
 
 
-def http_protocol(
-    parser: Literal["h11", "httptools"], max_header_bytes: int
-) -> type[HttpToolsProtocol] | Literal["h11"]:
-    """What uvicorn's ``http`` takes for a parser: h11 bounds itself (with
-    ``h11_max_incomplete_event_size=parser_bound(...)``), httptools through
-    ``bounded_httptools``."""
-    return "h11" if parser == "h11" else bounded_httptools(max_header_bytes)
+def parser_config(parser: Literal["h11", "httptools"], max_header_bytes: int) -> dict[str, Any]:
+    """``uvicorn.Config``'s parser arguments, the parser bounded at ``parser_bound`` on a
+    head still arriving: h11 by its own setting, httptools through ``bounded_httptools``.
+    Never uvicorn's "auto", which picks the plain httptools protocol when it is installed."""
+    http = "h11" if parser == "h11" else bounded_httptools(max_header_bytes)
+    return {"http": http, "h11_max_incomplete_event_size": parser_bound(max_header_bytes)}
 
 
 class HeaderLimit:

@@ -8,7 +8,7 @@ import sys
 import uvicorn
 
 from ragway import logs, telemetry
-from ragway.http_limits import http_protocol, parser_bound
+from ragway.http_limits import parser_config
 from services.gateway.main import create_app
 from services.gateway.settings import GatewaySettings
 
@@ -51,8 +51,7 @@ def main() -> int:
     config = uvicorn.Config(
         app,
         loop=settings.event_loop,
-        http=http_protocol(settings.http_parser, settings.max_header_bytes),
-        h11_max_incomplete_event_size=parser_bound(settings.max_header_bytes),
+        **parser_config(settings.http_parser, settings.max_header_bytes),
         log_config=None,
         timeout_graceful_shutdown=10,
         access_log=False,

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from ragway import telemetry
 from ragway.http_errors import error_response
-from ragway.http_limits import HeaderLimit, parser_bound
+from ragway.http_limits import HeaderLimit, parser_config
 from ragway.logs import configure
 from ragway.metrics import HttpMetrics, exposition
 from ragway.ratelimit import Quota, QuotaChecker, per_minute
@@ -239,11 +239,9 @@ def main() -> None:
         port=settings.ingest_port,
         log_level=settings.log_level.lower(),
         access_log=False,
-        # Not uvicorn's "auto", which picks plain httptools when it is installed, and
-        # that bounds no request's headers. Webhooks are few: h11 (pure Python, bounding
-        # a head while it arrives) costs them nothing the gateway's C parser would save.
-        http="h11",
-        h11_max_incomplete_event_size=parser_bound(settings.max_header_bytes),
+        # Webhooks are few: h11 (pure Python) costs them nothing that the gateway's
+        # C parser would save.
+        **parser_config("h11", settings.max_header_bytes),
     )
 
 
