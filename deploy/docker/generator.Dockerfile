@@ -19,6 +19,10 @@ COPY pyproject.toml /src/
 COPY ragway /src/ragway
 COPY services /src/services
 RUN pip install --no-deps --no-build-isolation /src
+# The int8 embedding network derived from the packaged weights (ragway/embedding.py),
+# made here because the pods' root filesystem is read-only.
+ENV RAGWAY_MODEL_CACHE=/opt/venv/share/ragway/models
+RUN python -m ragway.embedding
 
 FROM ${PYTHON_IMAGE}
 RUN groupadd --system --gid 10001 ragway \
@@ -32,7 +36,8 @@ ENV PATH=/opt/venv/bin:$PATH \
     OPENBLAS_NUM_THREADS=1 \
     OMP_NUM_THREADS=1 \
     HF_HUB_OFFLINE=1 \
-    TRANSFORMERS_OFFLINE=1
+    TRANSFORMERS_OFFLINE=1 \
+    RAGWAY_MODEL_CACHE=/opt/venv/share/ragway/models
 WORKDIR /app
 USER 10001:10001
 EXPOSE 7102

@@ -31,6 +31,7 @@ request, and a restarted replica comes back on the same ``live``.
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 import shutil
@@ -69,6 +70,8 @@ __all__ = [
 BUILDING = "building"
 READY = "ready"
 _BUILD_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -289,6 +292,19 @@ class BuildCatalog:
             raise ValueError(
                 f"build {build_id} was embedded with dim {manifest.get('embedding_dim')}, "
                 f"the retriever's model has {self._dim}"
+            )
+        embedded_with = manifest.get("embedding_model")
+        if embedded_with and embedded_with != self._embedding_model:
+            # Served, not refused: the vectors of one MiniLM in another precision
+            # still meet (cosine 0.99), and refusing would stop a retriever whose
+            # live build predates an upgrade. The generator recomputes the unit
+            # vectors stored under the other model's id.
+            log.warning(
+                "build %s was embedded with %s; this retriever embeds with %s: rebuild "
+                "it so that questions and passages meet in one model's space",
+                build_id,
+                embedded_with,
+                self._embedding_model,
             )
         # A shared catalog can name a build whose embedded indexes were written on
         # another replica's data root: serving it here would serve an empty index.

@@ -58,6 +58,27 @@ def test_a_build_embedded_with_another_dimension_is_refused(tmp_path: Path) -> N
         BuildCatalog(tmp_path, embedding_model="m", dim=768).open(build_id)
 
 
+def test_a_build_embedded_with_another_model_is_served_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An upgrade that changes the embedding model keeps the live build serving
+    (refusing it would stop the retriever) and says it should be rebuilt."""
+    first = catalog(tmp_path)
+    build_id = first.ensure_live()
+    first.close()
+    upgraded = BuildCatalog(tmp_path, embedding_model="m2", dim=384)
+    with caplog.at_level("WARNING", logger="services.retriever.catalog"):
+        assert upgraded.open(build_id).build_id == build_id
+    upgraded.close()
+    assert f"build {build_id} was embedded with m; this retriever embeds with m2" in caplog.text
+    caplog.clear()
+    same = catalog(tmp_path)
+    with caplog.at_level("WARNING", logger="services.retriever.catalog"):
+        same.open(build_id)
+    same.close()
+    assert "was embedded with" not in caplog.text
+
+
 def fill(c: BuildCatalog, build_id: str, n: int) -> None:
     """n chunks of one document, with unit vectors (the engines, not the model, are tested)."""
     build = c.open(build_id)
