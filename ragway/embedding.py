@@ -84,8 +84,9 @@ def int8_model(source: Path | None = None, cache_dir: Path | None = None) -> Pat
     dynamically: weights per output channel, activations per batch, so onnxruntime
     runs MatMulInteger. Weights keep 7 bits: on a CPU without an 8-bit dot-product
     instruction (``INT8_DOT_FLAGS``) onnxruntime pairs uint8 activations with int8
-    weights in 16-bit sums, which 8-bit weights can overflow; 7 bits cannot, so
-    every CPU computes the same vectors. The feed-forward blocks' down-projections
+    weights in 16-bit sums, which 8-bit weights can overflow and 7 bits cannot (so
+    such a CPU should not compute worse vectors: not measured, this machine has
+    VNNI). The feed-forward blocks' down-projections
     stay fp32: they read the GELU's outliers, which one int8 scale per batch
     flattens, and they made half of the distance to the packaged graph (cosine
     0.9956 on average with them in fp32, 0.9916 without; docs/performance.md).
