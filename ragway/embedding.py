@@ -10,6 +10,7 @@ torch import. Nothing is ever fetched from a model hub.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import logging
@@ -101,7 +102,7 @@ def int8_model(source: Path | None = None, cache_dir: Path | None = None) -> Pat
     source = source or default_onnx_model()
     if not source.is_file():
         raise ModelNotInstalledError(f"model file not found: {source}")
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    digest = _digest(source, source.stat().st_mtime_ns)
     cache_dir = cache_dir or model_cache_dir()
     target = cache_dir / f"minilm-l6-{INT8_RECIPE}-{digest}.onnx"
     if target.is_file():
@@ -144,6 +145,13 @@ def int8_model(source: Path | None = None, cache_dir: Path | None = None) -> Pat
             leftover.unlink()
         work.rmdir()
     return target
+
+
+@functools.lru_cache(maxsize=8)
+def _digest(path: Path, mtime_ns: int) -> str:
+    """A file's SHA-256 prefix, read once per version of the file: a retriever makes
+    three embedders, each of which asks for the derived network."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
 def _down_projections(model: Path) -> list[str]:

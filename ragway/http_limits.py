@@ -21,7 +21,6 @@ still writing as the socket closes).
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -60,8 +59,7 @@ def bounded_httptools(max_header_bytes: int) -> type[HttpToolsProtocol]:
         f"the request's target and headers went on past {bound} bytes before they ended; "
         f"at most {max_header_bytes} are accepted"
     )
-    error = {"error": {"code": "headers_too_large", "message": message}}
-    body = json.dumps(error, separators=(",", ":")).encode()  # as the app writes it
+    body = bytes(error_response(431, "headers_too_large", message).body)  # as the app's
     refusal = (
         b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
         b"content-type: application/json\r\n"
