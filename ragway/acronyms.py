@@ -16,6 +16,11 @@ least ``MIN_SIMILARITY``: "SSO" and "single sign on" 0.36, "API" and "add plan
 items" far less); of several, the closest wins. An acronym the passages also
 write as such, or cannot spell out, is left as it is, so a product or plan name
 the evidence does not know stays unknown.
+
+``abbreviate`` goes the other way: a name the question spells out that the
+passages only abbreviate, as a table's column headings do ("How much is Plus in
+Victoria?" of a prices table headed "NSW & ACT | VIC | QLD"), is written as the
+passages write it.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from ragway.text import STOPWORDS
+from ragway.text import STOPWORDS, words
 
 _ACRONYM = re.compile(r"\b([A-Z]{2,6})(s?)\b")
 _TOKEN = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
@@ -91,3 +96,58 @@ def _expansion(
     scores = similarity(acronym, candidates)
     best = max(range(len(candidates)), key=lambda i: scores[i])
     return candidates[best] if scores[best] >= MIN_SIMILARITY else None
+
+
+# A name the passages write in capitals, as a heading abbreviates one: "VIC", "NZ".
+_ABBREVIATION = re.compile(r"\b[A-Z]{2,5}\b")
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
+
+
+def abbreviate(question: str, texts: Iterable[str]) -> str:
+    """The question with each name the passages only abbreviate written as they do.
+
+    A capitalised word of five letters or more that no passage writes becomes the
+    passages' capitals it starts with ("Victoria" is "VIC", "Tasmania" "TAS"); two to
+    four capitalised words in a row that no passage writes together become the
+    passages' capitals they are the initials of ("New South Wales" is "NSW",
+    "Western Australia" "WA"). Only where exactly one abbreviation fits, and never a
+    function word ("AND", "NOT"), so a name the passages do not know stays unknown.
+    """
+    corpus = list(texts)
+    capitals = {
+        m.group(0)
+        for text in corpus
+        for m in _ABBREVIATION.finditer(text)
+        if m.group(0).lower() not in STOPWORDS
+    }
+    if not capitals:
+        return question
+    written = {w for text in corpus for w in words(text)}
+    joined = " ".join(" ".join(words(text)) for text in corpus)
+    out = question
+    # Phrases first, longest first, so "New South Wales" is not read as "New" alone.
+    for n in (4, 3, 2):
+        out = _initials(out, n, capitals, joined)
+    return _CAPITALISED.sub(lambda m: _prefixed(m.group(0), capitals, written), out)
+
+
+def _initials(question: str, n: int, capitals: set[str], joined: str) -> str:
+    pattern = re.compile(r"\b" + r"\s+".join([r"[A-Z][a-z]+"] * n) + r"\b")
+
+    def swap(m: re.Match[str]) -> str:
+        phrase = m.group(0)
+        initials = "".join(w[0] for w in phrase.split())
+        if m.start() == 0 or initials not in capitals:
+            return phrase
+        if f" {' '.join(words(phrase))} " in f" {joined} ":
+            return phrase  # the passages write it out themselves
+        return initials
+
+    return pattern.sub(swap, question)
+
+
+def _prefixed(word: str, capitals: set[str], written: set[str]) -> str:
+    if len(word) < 5 or word.lower() in written:
+        return word
+    fits = [c for c in capitals if len(c) >= 3 and word.upper().startswith(c)]
+    return fits[0] if len(fits) == 1 else word

@@ -178,6 +178,9 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             r"charges? (?:me|us|you|them)",
             r"how much .* charges?",
             "how much .* pay",
+            # "How much for a new one?", "how much to add a seat": a price, as chat
+            # writes it ("how much 4 a new one").
+            r"how much (?:for|4|to)\b",
             # "How much is the deposit?" asks for money; "how much is the storage" not.
             r"how much (?:is|are|will|would)(?! (?:the |my |our )?(?:storage|space|disk|data|"
             r"bandwidth|upload|ram|memory))",

@@ -26,6 +26,7 @@ help-centre QA set (docs/generation.md).
 from __future__ import annotations
 
 import asyncio
+import calendar
 import functools
 import math
 import re
@@ -37,7 +38,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from ragway import acronyms, spelling
+from ragway import acronyms, ranges, spelling
 from ragway.citations import escape_literals
 from ragway.embedding import Embedder
 from ragway.question import (
@@ -196,6 +197,7 @@ class ScoredUnit:
     coverage: float = 0.0  # the weighted share of the part's terms the unit contains
     features: tuple[float, ...] = ()  # what the unit ranker reads (UNIT_FEATURES)
     rank: float = 0.0  # the unit ranker's score, when one is configured
+    strict: bool = False  # its part asks for a value a unit plainly holds or lacks (_STRICT_TYPES)
 
 
 # The name the LLM backends and older callers use.
@@ -248,7 +250,8 @@ class ExtractiveGenerator:
             question, spelling.vocabulary(texts), joined=spelling.compounds(texts)
         )
         # Embeds only for an acronym no passage writes: rare, and then a few short texts.
-        return acronyms.expand(question, texts, self._cosines)
+        question = acronyms.expand(question, texts, self._cosines)
+        return acronyms.abbreviate(question, texts)
 
     def _cosines(self, text: str, others: Sequence[str]) -> list[float]:
         vectors = self._embedder.embed([text, *others])
@@ -459,7 +462,9 @@ class ExtractiveGenerator:
                 other_row = 0.0
                 if u.kind == "row":
                     key = row_keys[p.number].get(u.position, set())
-                    if key and _key_matches(key, q_terms):
+                    # A tier the question's own value falls in ("98.5%" in "Below
+                    # 99.0% but at least 95.0%") is named by it as a key would be.
+                    if (key and _key_matches(key, q_terms)) or ranges.within(u.key, part.text):
                         support += cfg.key_weight
                         keyed = 1.0
                     elif names or any(k & q_terms for k in row_keys[p.number].values()):
@@ -500,7 +505,18 @@ class ExtractiveGenerator:
                 )
                 rank = self.ranker.score(features) if self.ranker is not None else support
                 scored.append(
-                    ScoredUnit(p, u.position, text, support, u, n, coverage, features, rank)
+                    ScoredUnit(
+                        p,
+                        u.position,
+                        text,
+                        support,
+                        u,
+                        n,
+                        coverage,
+                        features,
+                        rank,
+                        part.answer_type in _STRICT_TYPES,
+                    )
                 )
         # Best first: by the ranker's order when there is one (the support still
         # decides whether anything answers: see refusal and select).
@@ -603,6 +619,7 @@ class ExtractiveGenerator:
             first = next((s for s in ranked if s.support >= floor), None)
             if first is None:
                 continue
+            first = _holding_first(first, ranked, max(floor, cfg.relative_cutoff * first.support))
             if n_parts > 1:
                 floor = threshold - MULTI_PART_SLACK
             least = max(floor, cfg.relative_cutoff * first.support)
@@ -905,9 +922,16 @@ def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:
             for i, (header, _) in enumerate(u.cells)
             if i > 0 and header and content_terms(header) & q_terms
         ]
-        if not asked and part.answer_type not in (AnswerType.ANY, AnswerType.NAME):
-            asked = [
-                i for i, (_, cell) in enumerate(u.cells) if i > 0 and holds(cell, part.answer_type)
+        if part.answer_type not in (AnswerType.ANY, AnswerType.NAME) and not any(
+            holds(u.cells[i][1], part.answer_type) for i in asked
+        ):
+            # No named column holds the asked kind of value: the cells that do answer.
+            # "How much is Launch per month?" names "Build minutes / month" and
+            # "Bandwidth / month", but the price is in the Price column.
+            asked += [
+                i
+                for i, (_, cell) in enumerate(u.cells)
+                if i > 0 and i not in asked and holds(cell, part.answer_type)
             ]
         if asked:
             # A cell that says what the question asks about in its own words, beyond
@@ -945,6 +969,23 @@ def _sentence(text: str) -> str:
     """A unit ends like a sentence before its citation."""
     text = text.rstrip()
     return text if text.endswith((".", "!", "?", ":")) else text + "."
+
+
+def _holding_first(first: ScoredUnit, ranked: Sequence[ScoredUnit], least: float) -> ScoredUnit:
+    """For a part that asks for an amount, a percentage, a port, a weight, a phone
+    number or an email address, the best-ranked unit that holds one, when the first
+    does not and it is as well supported as a runner-up would need to be.
+
+    "What's the early exit fee on a 12-month agreement?" ranked first the list of when
+    the fee is waived (its lead-in names the fee and the agreement) over "…you pay an
+    early exit fee of $149"; a price question answered without a price answers nothing.
+    """
+    if not first.strict or not first.features or first.features[_HOLDS_KIND] > 0:
+        return first
+    return next(
+        (s for s in ranked if s.features and s.features[_HOLDS_KIND] > 0 and s.support >= least),
+        first,
+    )
 
 
 def _best_supported(scored: Sequence[ScoredUnit]) -> ScoredUnit:
@@ -1009,8 +1050,14 @@ def content_terms(text: str) -> frozenset[str]:
     """The content terms the selection compares: hyphenated words as their parts,
     and every way of saying that something may not be done as one term."""
     text = _NOT_ALLOWED.sub(" cannot ", text)
+    text = _LEAST.sub(" minimum ", _MOST.sub(" maximum ", text))
     return frozenset(_content_terms(_THOUSANDS.sub("", _WORD_HYPHEN.sub(" ", text))))
 
+
+# "What's the shortest suspension I can take?" is answered by "Minimum length: 1 week",
+# "the largest file" by "Max file size": a bound is one idea however it is worded.
+_LEAST = re.compile(r"\b(?:shortest|smallest|lowest|fewest|minimum|min)\b", re.I)
+_MOST = re.compile(r"\b(?:longest|largest|biggest|highest|maximum|max)\b", re.I)
 
 # "What are guests not allowed to do?" is answered by "Guests cannot: install apps":
 # a prohibition is one idea however it is worded, so both sides read it as "cannot".
@@ -1159,7 +1206,7 @@ def _question_names(question: str, q_terms: set[str]) -> set[str]:
     """Stems of the names a question gives: capitalised words inside it ("Northwind",
     "Team plan") and identifiers ("LM-7002", "v2.3"), however they are written."""
     names = {t for t in _names(question) if t in q_terms}
-    return names | {t for t in q_terms if _has_digit(t) and not t.isdigit()}
+    return names | {t for t in q_terms if _has_digit(t) and not _NUMBER.fullmatch(t)}
 
 
 def _absent_names(
@@ -1252,18 +1299,33 @@ def _term_weights(terms: set[str], passage_terms: Sequence[frozenset[str]]) -> d
 _NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-z]+(?:[A-Z][a-z]+)*\b")
 
 
+# Capitalised, but a date, not a name: "six weeks in March" says when, not what.
+_CALENDAR = frozenset(n.lower() for n in (*calendar.month_name[1:], *calendar.day_name))
+
+
 def _names(question: str) -> set[str]:
-    """Stems of the capitalised words inside a question (not its first word): names."""
+    """Stems of the capitalised words inside a question (not its first word): names.
+    A month or a day of the week is no name: it tells when, and the pages need not
+    say it."""
     text = question.strip()
-    return {stem(w.lower()) for w in _NAME.findall(text) if not text.startswith(w)}
+    return {
+        stem(w.lower())
+        for w in _NAME.findall(text)
+        if not text.startswith(w) and w.lower() not in _CALENDAR
+    }
+
+
+_ITEM_END = re.compile(r"(?:[;,]\s*(?:and|or))?\s*[.;,]?\s*$")
 
 
 def _listed(siblings: Sequence[Unit], lead_in: str) -> str:
     """A lead-in with its list's items ("Guests cannot: install apps; …"), or "" when
     no item follows it."""
     items = [_unnumbered(u.text) for u in siblings if u.kind == "item" and u.key == lead_in]
-    # Joined by "; ", an item's own closing period would read ".;".
-    shown = [i.removesuffix(".") for i in items[:MAX_LISTED_ITEMS]]
+    # Joined by "; ", an item's own closing period would read ".;", and an item that
+    # ends the way a sentence running through its list does ("…a utility bill;",
+    # "…your doctor; or") would read ";;".
+    shown = [_ITEM_END.sub("", i) for i in items[:MAX_LISTED_ITEMS]]
     return f"{lead_in} {'; '.join(shown)}" if items else ""
 
 
@@ -1403,13 +1465,17 @@ def _item_number(unit: Unit) -> int | None:
 
 
 _SHORT_AMOUNT = re.compile(r"\d+(?:\.\d+)?(?:k|m|bn)")
+# A number as a customer writes one: "98.5" (per cent), "3rd" (of the month), "11pm".
+# A value the question gives, like a whole number, not an identifier ("v2", "LM-7002").
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:st|nd|rd|th|am|pm)?")
 
 
 def _known(term: str, vocabulary: set[str]) -> bool:
     """The term, or a spelling one or two edits away, is in some retrieved passage."""
-    if term in vocabulary or term.isdigit() or _SHORT_AMOUNT.fullmatch(term):
-        # A number is a value the question asks about, not a name the pages must
-        # know; "100k" and "1.5m" are numbers written short ("$100,000").
+    if term in vocabulary or _NUMBER.fullmatch(term) or _SHORT_AMOUNT.fullmatch(term):
+        # A number is a value the question asks about or gives ("our uptime came in
+        # at 98.5%"), not a name the pages must know; "100k" and "1.5m" are numbers
+        # written short ("$100,000").
         return True
     if len(term) < 4 or _has_digit(term):
         # An identifier one character off ("LM-7002" for "LM-6001") is another

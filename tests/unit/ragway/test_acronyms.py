@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragway.acronyms import MIN_SIMILARITY, Similarity, expand
+from ragway.acronyms import MIN_SIMILARITY, Similarity, abbreviate, expand
 
 PAGES = (
     "Single sign-on is available on the Scale plan. All plans include an export.",
@@ -64,3 +64,34 @@ def test_a_question_typed_in_capitals_is_not_read_as_acronyms() -> None:
     assert expand("WHAT IS THE LIMIT", pages, anything) == "WHAT IS THE LIMIT"
     # A capitalised function word is never an acronym.
     assert expand("Where IS the invoice list?", pages, anything) == "Where IS the invoice list?"
+
+
+PRICES = (
+    "| Membership | NSW & ACT | VIC | QLD | WA | SA, TAS & NT | New Zealand¹ |\n"
+    "| Plus | $36.90 | $35.90 | $33.90 | $33.90 | $32.90 | NZ$39.90 |",
+    "AND and NOT narrow a search. The API is on every plan.",
+)
+
+
+def test_a_name_the_passages_only_abbreviate_is_written_as_they_do() -> None:
+    # A word the passages' capitals start, and a phrase they are the initials of.
+    assert abbreviate("How much is Plus per fortnight in Victoria?", PRICES) == (
+        "How much is Plus per fortnight in VIC?"
+    )
+    assert abbreviate("What does Plus cost in New South Wales?", PRICES) == (
+        "What does Plus cost in NSW?"
+    )
+    assert abbreviate("Is it cheaper in Western Australia?", PRICES) == ("Is it cheaper in WA?")
+
+
+def test_names_the_passages_write_or_do_not_abbreviate_stay() -> None:
+    # "New Zealand" is written out on the page; "Queensland" is not what QLD starts.
+    assert abbreviate("Is Plus cheaper in New Zealand?", PRICES) == (
+        "Is Plus cheaper in New Zealand?"
+    )
+    assert abbreviate("What about Queensland?", PRICES) == "What about Queensland?"
+    # A function word in capitals abbreviates nothing ("Android" is not "AND").
+    assert abbreviate("Does the Android app work?", PRICES) == "Does the Android app work?"
+    # Short words are not read as abbreviated: "Vice" is no "VIC".
+    assert abbreviate("Is the Vice plan on sale?", PRICES) == "Is the Vice plan on sale?"
+    assert abbreviate("Is Plus in Victoria?", ("No capitals here.",)) == "Is Plus in Victoria?"

@@ -27,6 +27,10 @@ from ragway.question import (
         ("When does the download link expire?", AnswerType.DURATION),
         ("When I'm offline, how many messages can I read?", AnswerType.NUMBER),
         ("How much is the storage on Pro?", AnswerType.SIZE),
+        # "How much for …", "how much to …": a price, also as chat writes it.
+        ("lost my key tag how much 4 a new one", AnswerType.AMOUNT),
+        ("How much to add a seat?", AnswerType.AMOUNT),
+        ("How much data for 4 users?", AnswerType.NUMBER),
         ("What's the price per kWh in Germany?", AnswerType.AMOUNT),
         ("Which port does the desktop proxy use?", AnswerType.PORT),
         ("What is the maximum number of huddle participants?", AnswerType.NUMBER),

@@ -12,7 +12,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[4]
 
 
-@pytest.mark.parametrize("fixture", ["helpcentre", "supportdesk", "servicehub", "homecart"])
+@pytest.mark.parametrize(
+    "fixture", ["helpcentre", "supportdesk", "servicehub", "homecart", "hostclub"]
+)
 def test_the_fixture_passes_its_checker(fixture: str) -> None:
     done = subprocess.run(
         [sys.executable, "eval/helpcentre/check.py", f"eval/{fixture}"],

@@ -945,6 +945,19 @@ def test_a_whole_list_joins_its_items_without_doubled_punctuation() -> None:
     assert isinstance(final, Final)
     assert "create channels; see the member directory; install apps" in final.answer
     assert ".;" not in final.answer
+    # Items that end as a sentence running through its list does ("…bill;", "…; or").
+    waived = Passage(
+        1, "cancelling#waived", "cancelling", "Cancelling", "When we waive the fee",
+        "We'll waive the early exit fee if:\n\n- you're moving more than 25 km away;\n"
+        "- you can't train for medical reasons; or\n- you're in financial hardship.\n",
+    )  # fmt: skip
+    final = run("When do you waive the early exit fee?", [waived])[-1]
+    assert isinstance(final, Final)
+    assert (
+        "moving more than 25 km away; you can't train for medical reasons; you're in "
+        "financial hardship"
+    ) in final.answer
+    assert ";;" not in final.answer and "; or;" not in final.answer
 
 
 def test_a_name_a_page_is_titled_with_is_known_even_where_a_table_lacks_its_row() -> None:
@@ -1049,3 +1062,71 @@ def test_a_labelled_line_is_keyed_by_its_label_as_a_row_by_its_first_cell() -> N
     assert keyed["Images per product: 200, each up to 20 MB"] == 0.0
     support = {s.unit.text: s.support for s in scored if s.unit}
     assert support["Variants per product: 250"] > support["Options per product: 3"]
+
+
+SLA = Passage(
+    1, "support#sla", "support", "Support plans and uptime SLA", "Uptime SLA",
+    "If we miss the SLA in a calendar month, you can claim a credit on that month's plan "
+    "and compute charges:\n\n"
+    "| Monthly uptime (Scale) | Credit |\n|---|---|\n"
+    "| Below 99.95% but at least 99.0% | 10% |\n"
+    "| Below 99.0% but at least 95.0% | 25% |\n"
+    "| Below 95.0% | 50% |\n\n"
+    "Credits are capped at 50% of the month's charges.",
+)  # fmt: skip
+
+
+def test_the_tier_a_value_of_the_question_falls_in_answers_it() -> None:
+    # No row's key writes "98.5%", and "Scale" (a name) read every row as another
+    # row's: the answer was the cap beneath the table.
+    question = (
+        "We're on Scale and our monthly uptime came in at 98.5%. What credit does that get us?"
+    )
+    final = answer_of(question, [SLA])
+    assert final.verdict is Verdict.GROUNDED
+    assert final.answer.startswith("Below 99.0% but at least 95.0% — Credit: 25%.")
+    # The customer's own value is no name the pages lack.
+    assert _evidence(question, SLA).missing_names == ()
+
+
+def test_a_month_or_a_day_is_no_name_the_pages_lack() -> None:
+    hold = Passage(
+        1, "suspending#fees", "suspending", "Suspending your membership", "Fees",
+        "You can suspend your membership for 1 to 12 weeks at a time. "
+        "A suspension costs $3.50 per week, charged on the day it starts.",
+    )  # fmt: skip
+    question = (
+        "I'm away for six weeks in March. Can I suspend my membership, and what does it cost?"
+    )
+    assert _evidence(question, hold).missing_names == ()
+    # A name the pages do not know still is one.
+    question = "Can I suspend my Titanium membership in March?"
+    assert _evidence(question, hold).missing_names == ("Titanium",)
+
+
+def test_a_price_question_is_answered_with_the_unit_that_gives_a_price() -> None:
+    # The waiver list's lead-in names the fee and the agreement and ranked first; a
+    # price question answered without a price answers nothing.
+    cancelling = Passage(
+        1, "cancelling#fees", "cancelling", "Cancelling your membership", "Fees",
+        "12-month agreements can be cancelled without a fee once the 12 months are up. "
+        "If you cancel before the end of the 12 months, you pay an early exit fee of $149 "
+        "as well as the 30 days' notice.",
+    )  # fmt: skip
+    waived = Passage(
+        2, "cancelling#waived", "cancelling", "Cancelling your membership",
+        "When we waive the early exit fee",
+        "We'll cancel a 12-month agreement without the early exit fee if:\n\n"
+        "- you're moving house more than 25 km from the nearest club;\n"
+        "- you're experiencing financial hardship.\n",
+    )  # fmt: skip
+    final = answer_of("What's the early exit fee on a 12-month agreement?", [cancelling, waived])
+    assert final.answer.startswith("If you cancel before the end of the 12 months, you pay an")
+    assert "$149" in final.answer
+
+
+def test_a_superlative_meets_the_bound_a_label_states() -> None:
+    # "the shortest suspension" is "Minimum length: 1 week"; "largest" is "Max".
+    assert content_terms("the shortest suspension") >= {"minimum"}
+    assert content_terms("Max file size: 2 GB") >= {"maximum"}
+    assert content_terms("the largest file") >= {"maximum"}
