@@ -619,11 +619,23 @@ class ExtractiveGenerator:
             first = next((s for s in ranked if s.support >= floor), None)
             if first is None:
                 continue
-            first = _holding_first(first, ranked, max(floor, cfg.relative_cutoff * first.support))
+            least = max(floor, cfg.relative_cutoff * first.support)
+            # The same value said plainly needs only the floor: it answers as the
+            # release note that changed it does, less the old value.
+            first = _current_first(_holding_first(first, ranked, least), ranked, floor)
             if n_parts > 1:
                 floor = threshold - MULTI_PART_SLACK
             least = max(floor, cfg.relative_cutoff * first.support)
-            queues.append([first, *(s for s in ranked if s is not first and s.support >= least)])
+            queues.append(
+                [
+                    first,
+                    *(
+                        s
+                        for s in ranked
+                        if s is not first and s.support >= least and not _restates(s, first)
+                    ),
+                ]
+            )
         chosen: list[ScoredUnit] = []
         budget = max_output_tokens
         taken = [0] * len(queues)
@@ -986,6 +998,39 @@ def _holding_first(first: ScoredUnit, ranked: Sequence[ScoredUnit], least: float
         (s for s in ranked if s.features and s.features[_HOLDS_KIND] > 0 and s.support >= least),
         first,
     )
+
+
+# A sentence that tells a change gives the old value beside the new one: "Free Hobby
+# instances now sleep after 30 minutes without traffic instead of 15 minutes".
+_CHANGE = re.compile(
+    r"\b(?:instead of|previously|used to be|was formerly|"
+    r"(?:up|down|raised|lowered|increased|reduced|changed|cut) from)\b",
+    re.I,
+)
+
+
+def _current_first(first: ScoredUnit, ranked: Sequence[ScoredUnit], least: float) -> ScoredUnit:
+    """A unit that gives the same value without the old one (with support ``least``),
+    before a release note's sentence that gives both.
+
+    The changelog's "now sleep after 30 minutes … instead of 15 minutes" ranked above
+    the plans page's "Free instances sleep after 30 minutes"; quoted, it puts the stale
+    value in the answer beside the right one.
+    """
+    if not _CHANGE.search(first.text):
+        return first
+    return next((s for s in ranked if s.support >= least and _restates(first, s)), first)
+
+
+def _restates(change: ScoredUnit, current: ScoredUnit) -> bool:
+    """``change`` tells how a value ``current`` gives plainly came to be: a runner-up
+    that would only bring the old value back into the answer."""
+    if not _CHANGE.search(change.text) or _CHANGE.search(current.text):
+        return False
+    told = set(ranges.quantities(change.text))
+    given = set(ranges.quantities(current.text))
+    # The value both give ("30 minutes"), and another only the change gives: the old one.
+    return bool(told & given) and bool(told - given)
 
 
 def _best_supported(scored: Sequence[ScoredUnit]) -> ScoredUnit:

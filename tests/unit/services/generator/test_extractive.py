@@ -1130,3 +1130,36 @@ def test_a_superlative_meets_the_bound_a_label_states() -> None:
     assert content_terms("the shortest suspension") >= {"minimum"}
     assert content_terms("Max file size: 2 GB") >= {"maximum"}
     assert content_terms("the largest file") >= {"maximum"}
+
+
+def test_a_value_is_quoted_as_it_stands_not_from_the_note_that_changed_it() -> None:
+    # The changelog's sentence ranked first and put the old value in the answer beside
+    # the new one; the plans page says it plainly.
+    changelog = Passage(
+        1, "changelog#april", "changelog", "Changelog", "April 2025",
+        "Free Hobby instances now sleep after 30 minutes without traffic instead of "
+        "15 minutes, and wake faster.",
+    )  # fmt: skip
+    plans = Passage(
+        2, "plans#hobby", "plans", "Plans and pricing", "Hobby",
+        "On Hobby, each app gets one instance free. Free instances sleep after 30 minutes "
+        "without traffic and wake on the next request.",
+    )  # fmt: skip
+    final = answer_of("How long before a free Hobby instance goes to sleep?", [changelog, plans])
+    assert "30 minutes" in final.answer
+    assert "15 minutes" not in final.answer
+    # Alone, the note still answers: the new value is in it.
+    final = answer_of("How long before a free Hobby instance goes to sleep?", [changelog])
+    assert "30 minutes" in final.answer
+
+
+def test_a_sentence_that_only_shares_an_identifier_with_another_is_no_release_note() -> None:
+    # "no longer available" tells no change of a value: both units stay in the answer.
+    errors = Passage(
+        1, "api#errors", "api", "API", "Errors",
+        "Errors have an HTTP status and a code such as BW-E2204:\n\n"
+        "| Code | HTTP | Meaning |\n|---|---|---|\n"
+        "| BW-E2204 | 409 | The slot is no longer available (double booking prevented). |\n",
+    )  # fmt: skip
+    final = answer_of("An API call failed with BW-E2204. What does it mean?", [errors])
+    assert "The slot is no longer available" in final.answer
