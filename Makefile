@@ -144,7 +144,7 @@ train-unit-ranker: $(STAMP) ## Refit which unit answers each question part on th
 	$(BIN)/ragway train unit-ranker
 
 .PHONY: eval-answers
-eval-answers: $(STAMP) ## The demo and the four help-centre QA sets through the API (tuning and held-out parts)
+eval-answers: $(STAMP) ## The demo and the five help-centre QA sets through the API (tuning and held-out parts)
 	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml
 	$(BIN)/ragway eval answers --qa eval/demo-qa-heldout.yaml
 	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-tuning.yaml
@@ -155,6 +155,8 @@ eval-answers: $(STAMP) ## The demo and the four help-centre QA sets through the 
 	$(BIN)/ragway eval answers --qa eval/servicehub/qa-heldout.yaml
 	$(BIN)/ragway eval answers --qa eval/homecart/qa-tuning.yaml
 	$(BIN)/ragway eval answers --qa eval/homecart/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/hostclub/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/hostclub/qa-heldout.yaml
 
 .PHONY: eval-gate
 eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture retrieval, gated
@@ -168,6 +170,8 @@ eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture
 	$(BIN)/ragway eval answers --qa eval/servicehub/qa-heldout.yaml --output var/eval/gate/servicehub-heldout
 	$(BIN)/ragway eval answers --qa eval/homecart/qa-tuning.yaml --output var/eval/gate/homecart-tuning
 	$(BIN)/ragway eval answers --qa eval/homecart/qa-heldout.yaml --output var/eval/gate/homecart-heldout
+	$(BIN)/ragway eval answers --qa eval/hostclub/qa-tuning.yaml --output var/eval/gate/hostclub-tuning
+	$(BIN)/ragway eval answers --qa eval/hostclub/qa-heldout.yaml --output var/eval/gate/hostclub-heldout
 	$(BIN)/ragway eval retrieval --dataset tests/fixtures/beir-tiny --split all \
 	  --output var/eval/gate/retrieval
 	$(BIN)/ragway eval gate --config eval/gates.yaml

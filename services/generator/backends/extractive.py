@@ -116,7 +116,10 @@ MAX_LISTED_ITEMS = 8
 # quoted beside its footnote drops the footnote's marks. 10: the question's length
 # counts only past ten words (a short keyword question is not held against itself),
 # and "how frequently", "how quickly", "how big" ask as "how often" and "how long" do.
-POLICY_VERSION = "extractive-policy-10"
+# 11: a customer's own values, months and days are no unknown names; names the passages
+# abbreviate are read as they write them; tiers keyed by the question's value; a unit
+# holding the asked strict kind, and a value said plainly before its release note, first.
+POLICY_VERSION = "extractive-policy-11"
 
 
 @dataclass(frozen=True, slots=True)
