@@ -1098,14 +1098,8 @@ def content_terms(text: str) -> frozenset[str]:
     """The content terms the selection compares: hyphenated words as their parts,
     and every way of saying that something may not be done as one term."""
     text = _NOT_ALLOWED.sub(" cannot ", text)
-    text = _LEAST.sub(" minimum ", _MOST.sub(" maximum ", text))
     return frozenset(_content_terms(_THOUSANDS.sub("", _WORD_HYPHEN.sub(" ", text))))
 
-
-# "What's the shortest suspension I can take?" is answered by "Minimum length: 1 week",
-# "the largest file" by "Max file size": a bound is one idea however it is worded.
-_LEAST = re.compile(r"\b(?:shortest|smallest|lowest|fewest|minimum|min)\b", re.I)
-_MOST = re.compile(r"\b(?:longest|largest|biggest|highest|maximum|max)\b", re.I)
 
 # "What are guests not allowed to do?" is answered by "Guests cannot: install apps":
 # a prohibition is one idea however it is worded, so both sides read it as "cannot".

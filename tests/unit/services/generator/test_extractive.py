@@ -1125,13 +1125,6 @@ def test_a_price_question_is_answered_with_the_unit_that_gives_a_price() -> None
     assert "$149" in final.answer
 
 
-def test_a_superlative_meets_the_bound_a_label_states() -> None:
-    # "the shortest suspension" is "Minimum length: 1 week"; "largest" is "Max".
-    assert content_terms("the shortest suspension") >= {"minimum"}
-    assert content_terms("Max file size: 2 GB") >= {"maximum"}
-    assert content_terms("the largest file") >= {"maximum"}
-
-
 def test_a_value_is_quoted_as_it_stands_not_from_the_note_that_changed_it() -> None:
     # The changelog's sentence ranked first and put the old value in the answer beside
     # the new one; the plans page says it plainly.
