@@ -9,6 +9,7 @@ says whether a value of the question lies inside them, in the same unit.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -33,8 +34,9 @@ _BETWEEN = re.compile(
 )
 _OR_MORE = re.compile(rf"{_NUMBER}\s*(?:\+|or more|and (?:over|above|up))", re.IGNORECASE)
 # Bounds that leave their number out: "below 95" is under 95, "at least 95" is not.
-_STRICT = {"over", "above", "more than", "greater than", "below", "under", "less than"}
-_STRICT |= {"fewer than"}
+_STRICT = frozenset(
+    {"over", "above", "more than", "greater than", "below", "under", "less than", "fewer than"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,13 @@ def _float(text: str) -> float:
 
 def quantities(text: str) -> list[Quantity]:
     """The numbers of a text with their units ("98.5%" is 98.5 in "%")."""
+    return list(_quantities(text))
+
+
+# The generator asks of every table row of every passage whether the question's value
+# is in its tier: the question and the row keys are read once each, not once a pair.
+@functools.lru_cache(maxsize=4096)
+def _quantities(text: str) -> tuple[Quantity, ...]:
     out: list[Quantity] = []
     for m in _QUANTITY.finditer(text):
         currency, number, percent, word = m.groups()
@@ -73,9 +82,10 @@ def quantities(text: str) -> list[Quantity]:
         if not unit and word and word.lower() not in STOPWORDS:
             unit = stem(word.lower())
         out.append(Quantity(_float(number), unit))
-    return out
+    return tuple(out)
 
 
+@functools.lru_cache(maxsize=4096)
 def bounds(key: str) -> Range | None:
     """The range a row key states, or None when it states none (a plain name or value)."""
     low, high = -math.inf, math.inf
@@ -93,7 +103,7 @@ def bounds(key: str) -> Range | None:
     if low == -math.inf and high == math.inf:
         return None
     # "1 to 10 seats": the unit written once, after the range, is the unit of both ends.
-    units = {q.unit for q in quantities(key)} - {""}
+    units = {q.unit for q in _quantities(key)} - {""}
     if len(units) > 1:
         return None
     return Range(low, high, low_strict, high_strict, units.pop() if units else "")
@@ -102,4 +112,4 @@ def bounds(key: str) -> Range | None:
 def within(key: str, question: str) -> bool:
     """Whether a value the question gives lies in the range the key states."""
     found = bounds(key)
-    return found is not None and any(found.holds(q) for q in quantities(question))
+    return found is not None and any(found.holds(q) for q in _quantities(question))

@@ -421,6 +421,7 @@ class ExtractiveGenerator:
             noun = counted(part.text)
             noun_stem = stem(noun) if noun else None
             typed = part.answer_type not in (AnswerType.ANY, AnswerType.NAME)
+            strict = part.answer_type in _STRICT_TYPES
             coverages = [
                 (sum(weights[t] for t in q_terms & terms) / total_weight if total_weight else 0.0)
                 for terms in unit_terms
@@ -455,11 +456,7 @@ class ExtractiveGenerator:
                     # Lacking the asked kind costs less than holding it gains
                     # (lack_weight): the question's wording can mislead.
                     holding = 1.0 if _holds_asked(text, part.answer_type, noun_stem) else -1.0
-                    lack = (
-                        cfg.strict_lack_weight
-                        if part.answer_type in _STRICT_TYPES
-                        else cfg.lack_weight
-                    )
+                    lack = cfg.strict_lack_weight if strict else cfg.lack_weight
                     support += cfg.type_weight if holding > 0 else -lack
                 keyed = float(labelled)
                 other_row = 0.0
@@ -508,18 +505,7 @@ class ExtractiveGenerator:
                 )
                 rank = self.ranker.score(features) if self.ranker is not None else support
                 scored.append(
-                    ScoredUnit(
-                        p,
-                        u.position,
-                        text,
-                        support,
-                        u,
-                        n,
-                        coverage,
-                        features,
-                        rank,
-                        part.answer_type in _STRICT_TYPES,
-                    )
+                    ScoredUnit(p, u.position, text, support, u, n, coverage, features, rank, strict)
                 )
         # Best first: by the ranker's order when there is one (the support still
         # decides whether anything answers: see refusal and select).
