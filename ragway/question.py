@@ -20,6 +20,9 @@ from ragway.text import content_terms
 class AnswerType(StrEnum):
     DURATION = "duration"
     NUMBER = "number"  # a count or a limit
+    # "How much credit can an agent give?", "how much can one payroll be": an amount
+    # of something the question does not name the unit of, money included.
+    QUANTITY = "quantity"
     PERCENT = "percent"
     AMOUNT = "amount"  # money
     SIZE = "size"  # storage, file size
@@ -83,6 +86,10 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
         rf"(?<![{_SIGNS}\d.,\w-])\d[\d,.]*(?![\d\w])(?![.,]\d)(?!-[A-Za-z])(?!\s?(?:{_CURRENCY})\b)(?!\s?{_SIGN})|"
         r"\b(?:unlimited|one|two|three|four|five|six|seven|eight|nine|ten)\b",
         re.I,
+    ),
+    # Any number, money included: "how much" never asks for a count of things.
+    AnswerType.QUANTITY: re.compile(
+        r"\d|\b(?:unlimited|one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I
     ),
     AnswerType.YES_NO: re.compile(
         r"\b(?:yes|no|not|cannot|can't|only|must|never|always|can|is|are|supports?|"
@@ -217,10 +224,13 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
         ),
         AnswerType.SETTING,
     ),
+    # "How much" that no rule above placed (money, storage, time): an amount of
+    # something, never a count; read as one ("number", which is not money) it turned
+    # "$50,000 per run" away from "is there a ceiling on how much one payroll can be".
+    (_any("how much"), AnswerType.QUANTITY),
     (
         _any(
             "how many",
-            "how much",
             "maximum",
             "max",
             "minimum",

@@ -31,7 +31,7 @@ import functools
 import math
 import re
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -377,6 +377,7 @@ class ExtractiveGenerator:
         passage_terms = [_passage_terms(p) for p in passages]
         vocabulary = set().union(*passage_terms)
         row_keys = {p.number: _row_keys(self._passage_units(p)) for p in passages}
+        everywhere = _everywhere(passage_terms)
         label_keys = {p.number: _label_keys(self._passage_units(p)) for p in passages}
         units_of = [self._passage_units(p) for p in passages]
         heading_names = _heading_names(passages)
@@ -464,7 +465,9 @@ class ExtractiveGenerator:
                     key = row_keys[p.number].get(u.position, set())
                     # A tier the question's own value falls in ("98.5%" in "Below
                     # 99.0% but at least 95.0%") is named by it as a key would be.
-                    if (key and _key_matches(key, q_terms)) or ranges.within(u.key, part.text):
+                    if (key and _key_matches(key, q_terms, everywhere)) or ranges.within(
+                        u.key, part.text
+                    ):
                         support += cfg.key_weight
                         keyed = 1.0
                     elif names or any(k & q_terms for k in row_keys[p.number].values()):
@@ -1204,10 +1207,28 @@ def _distinguishing(groups: Iterable[list[tuple[Unit, set[str]]]]) -> dict[int, 
     return out
 
 
-def _key_matches(key: set[str], q_terms: set[str]) -> bool:
+def _key_matches(
+    key: set[str], q_terms: set[str], everywhere: frozenset[str] = frozenset()
+) -> bool:
     """The question names this row: it shares a key term, and every number or
-    identifier in the key ("Webinars 1,000", "LM-6001") is the question's too."""
-    return bool(key & q_terms) and all(t in q_terms for t in key if _has_digit(t))
+    identifier in the key ("Webinars 1,000", "LM-6001") is the question's too.
+
+    A key the question meets only in part, and only in a word that most of the
+    retrieved passages say (``everywhere``: the brand), is another row: "Homestead
+    Essentials" does not name the row "Homestead Lite".
+    """
+    shared = key & q_terms
+    if not shared or not all(t in q_terms for t in key if _has_digit(t)):
+        return False
+    return shared == key or not shared <= everywhere
+
+
+def _everywhere(passage_terms: Sequence[frozenset[str]]) -> frozenset[str]:
+    """The terms more than half of the passages have (a brand, the product's name)."""
+    if len(passage_terms) < 3:
+        return frozenset()
+    counts = Counter(t for terms in passage_terms for t in terms)
+    return frozenset(t for t, n in counts.items() if 2 * n > len(passage_terms))
 
 
 def _has_digit(term: str) -> bool:

@@ -30,7 +30,11 @@ from ragway.question import (
         # "How much for …", "how much to …": a price, also as chat writes it.
         ("lost my key tag how much 4 a new one", AnswerType.AMOUNT),
         ("How much to add a seat?", AnswerType.AMOUNT),
-        ("How much data for 4 users?", AnswerType.NUMBER),
+        # Any other "how much" asks for an amount of something, never a count: money
+        # answers "is there a ceiling on how much one payroll can be".
+        ("How much data for 4 users?", AnswerType.QUANTITY),
+        ("Is there a ceiling on how much one payroll can be?", AnswerType.QUANTITY),
+        ("How much credit can a support agent give?", AnswerType.QUANTITY),
         ("What's the price per kWh in Germany?", AnswerType.AMOUNT),
         ("Which port does the desktop proxy use?", AnswerType.PORT),
         ("What is the maximum number of huddle participants?", AnswerType.NUMBER),
@@ -82,6 +86,10 @@ def test_holds_recognises_values() -> None:
     assert holds("Ad-hoc charging: 0,59 €/kWh", AnswerType.AMOUNT)
     assert holds("The annual plan is 120 CHF.", AnswerType.AMOUNT)
     assert not holds("Ad-hoc charging: 0,59 €/kWh", AnswerType.NUMBER)
+    # "How much" is answered by money as by any other amount; words alone are not one.
+    assert holds("New companies can pay up to $50,000 per run.", AnswerType.QUANTITY)
+    assert holds("Free — Guests: unlimited", AnswerType.QUANTITY)
+    assert not holds("Ask your bank to raise the limit.", AnswerType.QUANTITY)
     assert holds("Storage: 100 GB per seat", AnswerType.SIZE)
     # An image's size is its pixels: "to what size are photos compressed" wants 2048 px.
     assert holds("Photos are resized so their longest side is 2048 px.", AnswerType.SIZE)

@@ -482,6 +482,47 @@ def test_a_row_whose_key_differs_only_by_its_number_is_another_row() -> None:
     assert other["Webinars 3,000"] < named["Webinars 3,000"] - 0.15
 
 
+def test_a_row_key_met_only_in_the_brand_name_is_another_row() -> None:
+    # "Homestead Essentials" shares only "Homestead", which every passage says, with
+    # the row "Homestead Lite": that row is another plan's, not the one asked about.
+    plans = Passage(
+        1,
+        "plans#glance",
+        "broadband-plans",
+        "Homestead broadband plans",
+        "Plans at a glance",
+        "| Plan | Avg. download | Avg. upload |\n|---|---|---|\n"
+        "| Fibre 150 | 150 Mbps | 30 Mbps |\n| Homestead Lite | 25 Mbps | 5 Mbps |\n",
+    )
+    social = Passage(
+        2,
+        "plans#essentials",
+        "broadband-plans",
+        "Homestead broadband plans",
+        "Homestead Essentials",
+        "If you get Universal Credit you can choose Homestead Essentials: 50 Mbps download "
+        "for £15.00 a month with no contract.",
+    )
+    help_page = Passage(
+        3,
+        "wifi#tips",
+        "wifi",
+        "Better Wi-Fi with Homestead",
+        "Tips",
+        "Move the Homestead Hub off the floor and away from the microwave.",
+    )
+    passages = [plans, social, help_page]
+
+    def lite(question: str) -> float:
+        return next(
+            s.support for s in GEN.score(question, passages) if s.text.startswith("Homestead Lite")
+        )
+
+    assert lite("What upload speed do you get on Homestead Essentials?") < (
+        lite("What upload speed do you get on Homestead Lite?") - 0.15
+    )
+
+
 def test_an_identifier_one_digit_off_is_not_a_misspelling() -> None:
     final = answer_of("What does error LM-7002 mean?", [ERRORS])
     assert final.verdict is Verdict.REFUSED, final.answer
