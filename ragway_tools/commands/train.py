@@ -302,6 +302,7 @@ _TUNING_SETS = [
     Path("eval/servicehub/qa-tuning.yaml"),
     Path("eval/homecart/qa-tuning.yaml"),
     Path("eval/hostclub/qa-tuning.yaml"),
+    Path("eval/harbourpad/qa-tuning.yaml"),
 ]
 
 

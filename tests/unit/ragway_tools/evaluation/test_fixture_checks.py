@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[4]
 
 
 @pytest.mark.parametrize(
-    "fixture", ["helpcentre", "supportdesk", "servicehub", "homecart", "hostclub"]
+    "fixture", ["helpcentre", "supportdesk", "servicehub", "homecart", "hostclub", "harbourpad"]
 )
 def test_the_fixture_passes_its_checker(fixture: str) -> None:
     done = subprocess.run(
