@@ -140,6 +140,17 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
         ),
         AnswerType.WEIGHT,
     ),
+    # "How long does my password have to be?", "how long can a campervan be before I
+    # pay extra?": a length in characters, metres or pages as often as in time, so
+    # any number (never money) answers; not "how long can a client be restored".
+    (
+        re.compile(
+            r"\bhow long\s+(?:can|could|must|should|may|does|do|will|would)\s+(?:[\w'-]+\s+){1,5}?"
+            r"(?:(?:have|has|need|needs)\s+to\s+)?be\b(?=\s*(?:[?,.;]|$|\s+(?:before|and|if)\b))",
+            re.I,
+        ),
+        AnswerType.NUMBER,
+    ),
     (
         _any(
             r"how (?:long|soon|often|frequently|far back|far in advance|old|fast|quickly|"

@@ -59,10 +59,12 @@ _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?!\d|\.\d|,\d)
 
 
 # A list item's marker ("1.", "2)") is layout, not a number the answer states: at a
-# line start, after a citation marker or after a colon ("four conditions: [1] 1. The").
-# Only where an item's text follows: "Files per message: 25. [1]" states 25.
+# line start, after a citation marker, or a first item's "1." after a colon ("four
+# conditions: [1] 1. The"). Only where an item's text follows: "Files per message:
+# 25. [1]" states 25, and so does "Guests — Plus: 50. Guests are people outside your
+# workspace", a table cell with its footnote: no list starts at 50.
 _LIST_MARKER = re.compile(
-    r"(?:^|(?<=\n)|(?<=\]\s)|(?<=:\s))\d{1,2}[.)](?=\s+[^\s\[])", re.MULTILINE
+    r"(?:(?:^|(?<=\n)|(?<=\]\s))\d{1,2}|(?<=:\s)1)[.)](?=\s+[^\s\[])", re.MULTILINE
 )
 
 

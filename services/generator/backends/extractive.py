@@ -1330,7 +1330,8 @@ def _unknown_rows(question: str, passage_units: Sequence[Sequence[Unit]]) -> set
     for noun, known in keys.items():
         if noun in own_noun:
             continue
-        pattern = rf"\b([A-Z][\w+]*)\s+(?i:{re.escape(noun)})s?\b"
+        # Two letters or more: "After I cancel" names no row of a "When you cancel" table.
+        pattern = rf"\b([A-Z][\w+]+)\s+(?i:{re.escape(noun)})s?\b"
         for m in re.finditer(pattern, text):
             name = m.group(1)
             # A misspelt key ("Buisness plan") is still that row.
@@ -1514,9 +1515,10 @@ def _item_number(unit: Unit) -> int | None:
 
 
 _SHORT_AMOUNT = re.compile(r"\d+(?:\.\d+)?(?:k|m|bn)")
-# A number as a customer writes one: "98.5" (per cent), "3rd" (of the month), "11pm".
-# A value the question gives, like a whole number, not an identifier ("v2", "LM-7002").
-_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:st|nd|rd|th|am|pm)?")
+# A number as a customer writes one: "98.5" (per cent), "3rd" (of the month), "11pm",
+# "24-hour" (a number of something: the pages say "24 hours"). A value the question
+# gives, like a whole number, not an identifier ("v2", "LM-7002").
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:st|nd|rd|th|am|pm|-[a-z]+)?")
 
 
 def _known(term: str, vocabulary: set[str]) -> bool:

@@ -25,6 +25,11 @@ from ragway.question import (
         # "How much is …" asks for money unless it names a quantity of something else.
         ("How much is the deposit for new clients?", AnswerType.AMOUNT),
         ("When does the download link expire?", AnswerType.DURATION),
+        # "How long can X be": a length as often as a time, so any number answers.
+        ("How long does my password have to be?", AnswerType.NUMBER),
+        ("How long can a campervan be before I have to pay extra?", AnswerType.NUMBER),
+        ("How long can a deleted client be restored?", AnswerType.DURATION),
+        ("How long do I have to be idle before my phone buzzes?", AnswerType.DURATION),
         ("When I'm offline, how many messages can I read?", AnswerType.NUMBER),
         ("How much is the storage on Pro?", AnswerType.SIZE),
         # "How much for …", "how much to …": a price, also as chat writes it.

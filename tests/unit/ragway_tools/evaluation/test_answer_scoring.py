@@ -209,3 +209,12 @@ def test_a_number_that_ends_a_sentence_after_a_colon_is_a_value_not_a_list_marke
     answer = "Enterprise — Max size per file: 5 GB; Files per message: 25. [1]"
     assert fact_matches("25", answer)
     assert numbers("Do this: 1. Open the console") == set()
+
+
+def test_a_cell_value_followed_by_its_footnote_is_a_value_not_a_list_marker() -> None:
+    # Regression: a row quoted with its footnote ("Guests — Plus: 50. Guests are people
+    # outside your workspace") lost its value as list item "50.". After a colon only a
+    # list's first marker, "1.", is layout.
+    answer = "Guests — Plus: 50. Guests are people outside your workspace. [2]"
+    assert fact_matches("50", answer)
+    assert numbers("The roles: 1. Owner") == set()

@@ -1145,6 +1145,36 @@ def test_a_month_or_a_day_is_no_name_the_pages_lack() -> None:
     assert _evidence(question, hold).missing_names == ("Titanium",)
 
 
+def test_a_number_of_something_and_the_pronoun_i_are_no_names_the_pages_lack() -> None:
+    # "24-hour" was read as an identifier no page has ("does not cover “24-hour”"),
+    # and "After I cancel" as naming an "I" row of a table keyed "When you cancel".
+    contacts = Passage(
+        1, "runbook#contacts", "runbook", "Disruption runbook", "Who to call",
+        "Operations Control Centre (OCC), 24 hours: 020 7946 0877. "
+        "Call the OCC before you cancel a sailing.",
+    )  # fmt: skip
+    assert (
+        _evidence(
+            "What's the 24-hour phone number for the Operations Control Centre?", contacts
+        ).missing_names
+        == ()
+    )
+    refunds = Passage(
+        1, "refunds#table", "refunds", "Cancellations and refunds", "What you get back",
+        "| When you cancel | Refund |\n|---|---|\n"
+        "| More than 7 days before sailing | Full refund |\n"
+        "| 7 days or less before sailing | 50% |\n\nRefunds usually arrive within 7 working days.",
+    )  # fmt: skip
+    assert (
+        _evidence(
+            "After I cancel, how long does a refund to my card usually take to arrive?", refunds
+        ).missing_names
+        == ()
+    )
+    # An identifier the pages do not have still is one.
+    assert _evidence("What does error OCC-24 mean?", contacts).missing_names == ("OCC-24",)
+
+
 def test_a_price_question_is_answered_with_the_unit_that_gives_a_price() -> None:
     # The waiver list's lead-in names the fee and the agreement and ranked first; a
     # price question answered without a price answers nothing.
