@@ -346,7 +346,7 @@ def answerability(
     ] = 0.05,
 ) -> None:
     """Fit the refusal decision on QA sets' questions (default: the tuning parts of the
-    demo set and of the five help-centre fixtures), with its threshold chosen by
+    demo set and of the six help-centre fixtures), with its threshold chosen by
     cross-validation."""
     from ragway_tools.training import answerability as trainer
     from services.generator.backends.extractive import ExtractiveConfig
@@ -390,7 +390,7 @@ def unit_ranker(
     ),
 ) -> None:
     """Learn which retrieved unit to quote for each part of a question (default: the
-    tuning parts of the demo set and of the five help-centre fixtures), its ridge chosen
+    tuning parts of the demo set and of the six help-centre fixtures), its ridge chosen
     by leave-one-set-out."""
     from ragway_tools.training import unit_ranker as trainer
 
