@@ -120,8 +120,7 @@ MAX_LISTED_ITEMS = 8
 # abbreviate are read as they write them; tiers keyed by the question's value; a unit
 # holding the asked strict kind, and a value said plainly before its release note, first.
 # 12: "how much" asks for any amount; a row key met only in the brand word is another
-# row; "24-hour" and "I" are no names; "how long can X be" asks for a length; the
-# answerability model refit on seven tuning parts with 71 more questions.
+# row; "24-hour" and "I" are no names; "how long can X be" asks for a length.
 POLICY_VERSION = "extractive-policy-12"
 
 
