@@ -44,6 +44,9 @@ _UNIT_DURATION = (
 _CURRENCY = "USD|EUR|GBP|CHF|CAD|AUD|NZD|SEK|NOK|DKK|PLN|JPY|INR"
 _SIGNS = "$€£¥"
 _SIGN = f"[{_SIGNS}]"
+# A small number written as a word, or no limit at all: a count as much as "3" is.
+_NUMBER_WORDS = r"\b(?:unlimited|one|two|three|four|five|six|seven|eight|nine|ten)\b"
+
 _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
     AnswerType.DURATION: re.compile(
         rf"\b(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|"
@@ -84,13 +87,11 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
     # not part of a name ("2SV", "Sev1", "MiniLM-L6", "NW-1190").
     AnswerType.NUMBER: re.compile(
         rf"(?<![{_SIGNS}\d.,\w-])\d[\d,.]*(?![\d\w])(?![.,]\d)(?!-[A-Za-z])(?!\s?(?:{_CURRENCY})\b)(?!\s?{_SIGN})|"
-        r"\b(?:unlimited|one|two|three|four|five|six|seven|eight|nine|ten)\b",
+        + _NUMBER_WORDS,
         re.I,
     ),
     # Any number, money included: "how much" never asks for a count of things.
-    AnswerType.QUANTITY: re.compile(
-        r"\d|\b(?:unlimited|one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I
-    ),
+    AnswerType.QUANTITY: re.compile(r"\d|" + _NUMBER_WORDS, re.I),
     AnswerType.YES_NO: re.compile(
         r"\b(?:yes|no|not|cannot|can't|only|must|never|always|can|is|are|supports?|"
         r"available|included|allowed)\b",
