@@ -38,6 +38,8 @@ META_NAMES = (
     "effective_from",
     "effective_to",
 )
+# A paragraph's leading asterisk, which Markdown would read as a list marker.
+_LEADING_STAR = re.compile(r"^\*(?=\s)")
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 
 
@@ -418,7 +420,8 @@ class _HtmlBlocks(HTMLParser):
         text = " ".join("".join(self._text).split())
         self._text = []
         if text:
-            self.blocks.append(Block("paragraph", text))
+            # "<p>* Billed annually.</p>" is a footnote, not a Markdown list item.
+            self.blocks.append(Block("paragraph", _LEADING_STAR.sub(r"\\*", text)))
 
     def _emit_table(self, rows: list[tuple[list[str], bool]]) -> None:
         rows = [r for r in rows if r[0]]
@@ -430,9 +433,16 @@ class _HtmlBlocks(HTMLParser):
             return "| " + " | ".join(cells + [""] * (width - len(cells))) + " |"
 
         # The first row is the header whether or not it used <th>: a table's
-        # rows are only meaningful with their column names.
-        header = line(rows[0][0]) + "\n" + "|" + " --- |" * width
-        body = tuple(line(cells) for cells, _ in rows[1:])
+        # rows are only meaningful with their column names. Except where no cell is
+        # a <th> and the first row holds a number ("Support hours | 9am to 5pm"): that
+        # is a table of labelled values, every row of it data, and promoted to a
+        # header it named the next row's value "9am to 5pm".
+        labelled = not any(th for _, th in rows) and any(
+            ch.isdigit() for cell in rows[0][0] for ch in cell
+        )
+        head = [""] * width if labelled else rows[0][0]
+        header = line(head) + "\n" + "|" + " --- |" * width
+        body = tuple(line(cells) for cells, _ in (rows if labelled else rows[1:]))
         self.blocks.append(Block("table", "\n".join([header, *body]), units=body, header=header))
 
 

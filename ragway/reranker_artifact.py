@@ -26,8 +26,9 @@ from typing import Any
 
 ARTIFACT_FORMAT = "ragway-reranker/1"
 _WORD = re.compile(r"\S+")
-# A line of a markdown table that holds no words: its delimiter row ("|---|:--:|").
-_TABLE_RULE = re.compile(r"^(?=[^\n]*\|)(?=[^\n]*---)[ \t|:-]+$\n?", re.MULTILINE)
+# A line of a markdown table that holds no words: its delimiter row ("|---|:--:|",
+# or GFM's tersest "|-|:-:|").
+_TABLE_RULE = re.compile(r"^(?=[^\n]*\|)(?=[^\n]*-)[ \t|:-]+$\n?", re.MULTILINE)
 _EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _PADDING = re.compile(r"[ \t]{2,}")
 

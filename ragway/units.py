@@ -29,7 +29,9 @@ from typing import Literal
 
 UnitKind = Literal["sentence", "item", "row", "code"]
 
-_TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$")
+# A pipe table's delimiter row. GFM needs only one hyphen a cell, so "|:-|-:|:-:|"
+# (alignment written tersely) is one too; markdown-it reads such a table as a table.
+_TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
 # A line that starts with a bold label: "**Idle fee:** $0.40" or "**Idle fee**: $0.40".
 _LABEL = re.compile(r"^(\*\*|__)[^*_\n]{1,80}?(?::\s*\1|\1\s*:)")
 # Items: Markdown's markers, and the bullets of text pasted from a word processor or a
@@ -77,6 +79,8 @@ _CODE = re.compile(r"`([^`]+)`")
 _HTML_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
 _AUTOLINK = re.compile(r"<((?:https?|ftp)://[^>\s]+|mailto:[^>\s]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)>")
 _FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]+\]")
+# A Markdown footnote's definition, "[^1]: Per seat.": its label is layout.
+_FOOTNOTE_DEF = re.compile(r"(?:^|(?<=\s))\[\^[^\]\s]+\]:\s*")
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>&])")
 _HELD = re.compile(r"\x00(\d+)\x00")
@@ -128,6 +132,7 @@ def _plain_prose(text: str) -> str:
     text = _AUTOLINK.sub(r"\1", text)  # <https://…> is a link whose text is its address
     text = _LINK.sub(r"\1", text)
     text = _REF_LINK.sub(r"\1", text)
+    text = _FOOTNOTE_DEF.sub("", text)
     text = _FOOTNOTE_REF.sub("", text)
     # Struck-out text is what no longer holds ("~~$12~~ $10 a month"): not read at all.
     text = _STRIKE.sub("", text)
@@ -468,6 +473,11 @@ _DASHED = re.compile(
 )
 
 
+def is_table_separator(line: str) -> bool:
+    """Whether a line of a pipe table is its delimiter row ("| --- | :-: |")."""
+    return bool(_TABLE_SEPARATOR.match(line.strip()))
+
+
 def _ends_line(previous: str) -> bool:
     """Whether a paragraph line is whole, so a bold label after it starts a line of its
     own: another label line, or a finished sentence. "Paid plans are billed" followed
@@ -487,7 +497,7 @@ def _bare_table_lines(lines: list[str]) -> set[int]:
             "|" in head
             and "|" in separator
             and not head.startswith("|")
-            and _TABLE_SEPARATOR.match(separator)
+            and is_table_separator(separator)
         ):
             end = i + 2
             while end < len(lines) and "|" in lines[end]:
@@ -543,8 +553,8 @@ def _list_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
 
 
 def _table_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
-    rows = [ln for ln in lines if not _TABLE_SEPARATOR.match(ln.strip())]
-    has_header = len(lines) > 1 and bool(_TABLE_SEPARATOR.match(lines[1].strip()))
+    rows = [ln for ln in lines if not is_table_separator(ln)]
+    has_header = len(lines) > 1 and is_table_separator(lines[1])
     if not rows:
         return
     header = _cells(rows[0]) if has_header else []

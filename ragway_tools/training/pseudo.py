@@ -30,10 +30,10 @@ from dataclasses import dataclass
 
 from ragway.reranker_artifact import passage_text
 from ragway.text import STOPWORDS, split_sentences
+from ragway.units import is_table_separator
 
 KINDS = ("heading", "first-sentence", "keyphrase", "table-row")
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]|[A-Za-z]")
-_TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def table_row_queries(chunk: SourceChunk, *, per_row: int = 2) -> list[str]:
     rows = [
         [cell.strip() for cell in line.strip().strip("|").split("|")]
         for line in chunk.text.splitlines()
-        if line.lstrip().startswith("|") and not _TABLE_RULE.match(line.strip())
+        if line.lstrip().startswith("|") and not is_table_separator(line)
     ]
     if len(rows) < 2:
         return []

@@ -193,6 +193,35 @@ y = 2</pre><script>alert(1)</script></body></html>"""
     assert [c.section for c in doc.chunks] == ["", "Limits"]
 
 
+def test_an_html_table_of_labelled_values_keeps_its_first_row_as_data() -> None:
+    # No <th>, and the first row holds a number: before, it became the header and
+    # the next row read "Phone — 9am to 5pm: 0800 111 222".
+    html = (
+        "<table><tr><td>Support hours</td><td>9am to 5pm</td></tr>"
+        "<tr><td>Phone</td><td>0800 111 222</td></tr></table>"
+    )
+    table = parse_html(html).blocks[0]
+    assert table.units == ("| Support hours | 9am to 5pm |", "| Phone | 0800 111 222 |")
+    assert [u.text for u in units(table.text)] == [
+        "Support hours — 9am to 5pm",
+        "Phone — 0800 111 222",
+    ]
+    # Column names written in <td>s, without a number, still head the table.
+    named = parse_html(
+        "<table><tr><td>Plan</td><td>Seats</td></tr><tr><td>Team</td><td>25</td></tr></table>"
+    )
+    assert [u.text for u in units(named.blocks[0].text)] == ["Team — Seats: 25"]
+
+
+def test_an_html_paragraph_that_starts_with_an_asterisk_is_the_tables_footnote() -> None:
+    html = """<table><tr><th>Plan</th><th>Price</th></tr><tr><td>Team</td><td>$10*</td></tr></table>
+    <p>* Billed annually.</p>"""
+    blocks = parse_html(html).blocks
+    assert blocks[1] == Block("paragraph", "\\* Billed annually.")
+    row = units("\n\n".join(b.text for b in blocks))[0]
+    assert (row.text, row.note) == ("Team — Price: $10*", "Billed annually.")
+
+
 def test_html_steps_keep_their_numbers_and_definitions_their_terms() -> None:
     html = """<h1>Export</h1><p>To export your data:</p>
     <ol><li>Open <b>Settings</b>.</li><li>Choose a format:<ul><li>CSV</li><li>JSON</li></ul>

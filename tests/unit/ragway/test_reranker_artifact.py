@@ -57,6 +57,11 @@ def test_a_tables_delimiter_row_and_padding_do_not_reach_the_models() -> None:
     assert len(text.splitlines()) == 6
 
 
+def test_a_terse_delimiter_row_does_not_reach_the_models_either() -> None:
+    text = passage_text("Limits", "| Plan | Seats |\n|:-|-:|\n| Pro | 50 |")
+    assert text.splitlines() == ["Limits", "| Plan | Seats |", "| Pro | 50 |"]
+
+
 def test_every_row_of_a_wide_table_fits_the_embedders_window() -> None:
     # Before, the delimiter row took 120 of the 256 input tokens and the vector of
     # the plans table saw its header and first row only.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragway.units import plain, split_sentences, units, unmarked
+from ragway.units import is_table_separator, plain, split_sentences, units, unmarked
 
 PAGE = """Northwind is available on four plans. Paid plans are billed
 **per seat**: a seat is any full member of the workspace.
@@ -175,6 +175,22 @@ def test_a_labelled_question_runs_to_its_question_mark_or_its_answer() -> None:
 def test_a_table_without_a_separator_still_gives_rows() -> None:
     rows = [u for u in units("| a | 1 |\n| b | 2 |") if u.kind == "row"]
     assert [r.key for r in rows] == ["a", "b"]
+
+
+def test_a_table_with_one_hyphen_alignment_cells_reads_its_header() -> None:
+    # GFM's tersest delimiter row: before, "-{2,}" missed ":-:", so the header
+    # became a row of its own ("Plan — Seats; Storage") and the delimiter another.
+    rows = [u for u in units("| Plan | Seats | Storage |\n|:-|-:|:-:|\n| Team | 25 | 10 GB |")]
+    assert [u.text for u in rows] == ["Team — Seats: 25; Storage: 10 GB"]
+    assert rows[0].key == "Team"
+    assert is_table_separator("|:-|-:|:-:|") and is_table_separator(" --- | :---: ")
+    assert not is_table_separator("| - | 5 |") and not is_table_separator("Pro | —")
+
+
+def test_a_markdown_footnote_reads_without_its_label() -> None:
+    # Before, "[^1]: Per seat." lost only "[^1]" and was quoted as ": Per seat.".
+    found = units("Storage is 10 GB.[^1]\n\n[^1]: Per seat.\n[^2]: Billed yearly.")
+    assert [u.text for u in found] == ["Storage is 10 GB.", "Per seat.", "Billed yearly."]
 
 
 def test_inline_code_is_kept_verbatim() -> None:

@@ -60,6 +60,13 @@ def test_table_rows_are_asked_by_row_key_and_column() -> None:
                     "Business Price per seat"]  # fmt: skip
 
 
+def test_a_terse_delimiter_row_is_no_table_row() -> None:
+    terse = SourceChunk(
+        "nw", "nw/limits", "nw/limits#a", "Limits", "", "| Plan | Seats |\n|-|:-:|\n| Pro | 50 |"
+    )
+    assert pseudo.table_row_queries(terse) == ["Pro Seats"]
+
+
 def test_key_phrases_prefer_words_distinctive_to_the_chunk() -> None:
     phrases = by_kind(pseudo.generate(CHUNKS), "keyphrase")
     words = phrases["nw/sso#intro"][0].split()
