@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import calendar
 import functools
+import itertools
 import math
 import re
 import threading
@@ -69,6 +70,9 @@ from services.generator.backends.base import (
 from services.generator.unit_ranker import UNIT_FEATURES, UnitRanker, unit_features
 
 MODEL = "extractive-v2"
+# How close to the best marked row's support a row must come to be listed in its place
+# (``_marked_as_asked``): the rows of one table focused on one column are near ties.
+MARKED_ROW_CUTOFF = 0.8
 # How much less support a second or third part of a question needs (see select).
 MULTI_PART_SLACK = 0.05
 _KEY_WORD = re.compile(r"[A-Za-z0-9]+")
@@ -121,7 +125,7 @@ MAX_LISTED_ITEMS = 8
 # holding the asked strict kind, and a value said plainly before its release note, first.
 # 12: "how much" asks for any amount; a row key met only in the brand word is another
 # row; "24-hour" and "I" are no names; "how long can X be" asks for a length.
-POLICY_VERSION = "extractive-policy-12"
+POLICY_VERSION = "extractive-policy-13"
 
 
 @dataclass(frozen=True, slots=True)
@@ -802,6 +806,17 @@ class ExtractiveGenerator:
             listed = _listed(siblings, unit.text)
             if listed:
                 return replace(chosen, text=listed)
+        if unit.kind == "item" and unit.text.endswith(":"):
+            # A step that leads into a nested list ("2. Click Export and pick a
+            # format:") says what it offers only with that list's items.
+            own = f"{unit.context} {_unnumbered(unit.text)}".strip()
+            nested = [
+                _ITEM_END.sub("", u.text)
+                for u in siblings
+                if u.kind == "item" and u.position > unit.position and u.context == own
+            ][:MAX_LISTED_ITEMS]
+            if nested:
+                return replace(chosen, text=f"{chosen.text} {'; '.join(nested)}")
         if unit.kind == "item" and _AFTER.search(question):
             following = [
                 u
@@ -875,7 +890,13 @@ class ExtractiveGenerator:
                 [
                     self._complete(u, request.question)
                     for u in _asked_step(
-                        _with_asked_value(selected, scored, self._kinds(request)), request.question
+                        _marked_as_asked(
+                            _with_asked_value(selected, scored, self._kinds(request)),
+                            scored,
+                            request.question,
+                            self._config.max_sentences,
+                        ),
+                        request.question,
                     )
                 ]
             )
@@ -1076,8 +1097,11 @@ _FILLER = frozenset(stem(w) for w in (
 
 
 def question_terms(text: str) -> set[str]:
-    """A question's content terms, without the words of its asking."""
-    return set(content_terms(_ASKING.sub(" ", text)) - _FILLER)
+    """A question's content terms, without the words of its asking, nor those that
+    say which step it asks for ("the second step", "step 2"): they point into a
+    numbered list, which says "2." rather than "second step", so they are no subject
+    the passages lack (``_ordinal`` still reads them)."""
+    return set(content_terms(_ORDINAL.sub(" ", _ASKING.sub(" ", text))) - _FILLER)
 
 
 # Bounded: every answer reads the terms of every unit of its passages, and popular
@@ -1378,7 +1402,14 @@ def _listed(siblings: Sequence[Unit], lead_in: str) -> str:
     # ends the way a sentence running through its list does ("…a utility bill;",
     # "…your doctor; or") would read ";;".
     shown = [_ITEM_END.sub("", i) for i in items[:MAX_LISTED_ITEMS]]
-    return f"{lead_in} {'; '.join(shown)}" if items else ""
+    if not shown:
+        return ""
+    # An item that ends in a colon leads into the nested items after it ("pick a
+    # format: JSON; CSV"): joined by "; " it read "pick a format:; JSON".
+    joined = shown[0]
+    for before, item in itertools.pairwise(shown):
+        joined += f" {item}" if before.endswith(":") else f"; {item}"
+    return f"{lead_in} {joined}"
 
 
 def _asked_step(selected: list[ScoredUnit], question: str) -> list[ScoredUnit]:
@@ -1396,6 +1427,61 @@ def _asked_step(selected: list[ScoredUnit], question: str) -> list[ScoredUnit]:
         None,
     )
     return [asked] if asked is not None else selected
+
+
+# "Which plans include SSO?": a question that asks which rows of a table say yes.
+_WHICH = re.compile(r"^\s*(?:which|what)\b", re.I)
+_NEGATED = re.compile(r"n['\u2019]t\b|\b(?:not|no|without|lacks?|excludes?)\b", re.I)
+# A row quoted for one column whose cell is a yes or a no mark: "Team — SSO: ✓".
+_MARKED_CELL = re.compile(r" — [^;]+:\s*(\S.*?)\s*$")
+_YES_MARKS = frozenset({"✓", "✔", "✔️", "✅", "yes", "included"})
+# "\u00d7" is the multiplication sign, "\u2013" an en dash: both written for "no".
+_NO_MARKS = frozenset(
+    {"✗", "✘", "\u00d7", "❌", "—", "\u2013", "-", "no", "not included", "not available"}
+)
+
+
+def _mark(s: ScoredUnit) -> int:
+    """+1 a row quoted for one column whose cell says yes, -1 no, 0 anything else."""
+    if s.unit is None or s.unit.kind != "row":
+        return 0
+    found = _MARKED_CELL.search(s.text)
+    cell = found.group(1).lower() if found else ""
+    return 1 if cell in _YES_MARKS else -1 if cell in _NO_MARKS else 0
+
+
+def _marked_as_asked(
+    selected: list[ScoredUnit], scored: Sequence[ScoredUnit], question: str, most: int
+) -> list[ScoredUnit]:
+    """For "which plans include SSO?", the rows whose cell says yes (for "which
+    plans don't…", no) in place of the rows that say the opposite.
+
+    The rows of a feature table meet such a question alike (the column's name is
+    what it asks about), so the first row, "Free — SSO: ✗", came before the rows
+    that answer it, and "Which plans don't have an audit log?" was answered with
+    the plans that have one. Only a one-part "which"/"what" question, and only
+    when a row of the same table says what is asked: otherwise the marks are the
+    answer as they stand ("Which plans include SSO?" over a table where none does).
+    """
+    if not _WHICH.match(question) or len(parts(question)) != 1:
+        return selected
+    marked = [s for s in selected if _mark(s)]
+    if not marked:
+        return selected
+    want = -1 if _NEGATED.search(question) else 1
+    if all(_mark(s) == want for s in marked):
+        return selected
+    table = marked[0].passage.number
+    least = max(s.support for s in marked) * MARKED_ROW_CUTOFF
+    fitting = [
+        s for s in scored if s.passage.number == table and _mark(s) == want and s.support >= least
+    ]
+    if not fitting:
+        return selected
+    kept = [s for s in selected if not _mark(s)]
+    room = max(most - len(kept), 1)
+    chosen = kept + [s for s in fitting if not any(_same_unit(s, k) for k in kept)][:room]
+    return sorted(chosen, key=lambda s: (s.passage.number, s.position))
 
 
 _HOLDS_KIND = UNIT_FEATURES.index("holds_kind")
