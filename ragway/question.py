@@ -31,6 +31,9 @@ class AnswerType(StrEnum):
     EMAIL = "email"  # an email address
     PORT = "port"
     DATE = "date"
+    # A time of day or the days something happens: "Monday to Friday, 9:00 to 17:30",
+    # "24/7", "8am to 6pm"; what "When is phone support open?" asks for.
+    TIME = "time"
     SETTING = "setting"  # a command, config key, environment variable, code
     NAME = "name"  # a role, a plan, a menu, a person
     YES_NO = "yes_no"
@@ -77,6 +80,12 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
         r"\b(?:\d{4}-\d{2}-\d{2}|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
         r"\s+\d{1,2}|\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|"
         r"(?:19|20)\d{2})\b",
+        re.I,
+    ),
+    AnswerType.TIME: re.compile(
+        r"\b\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)(?!\w)|\b\d{1,2}:\d{2}\b|"
+        r"\b(?:noon|midday|midnight|around the clock|weekdays?|weekends?)\b|\b24/7\b|"
+        r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b",
         re.I,
     ),
     AnswerType.SETTING: re.compile(
@@ -140,6 +149,23 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             re.I,
         ),
         AnswerType.WEIGHT,
+    ),
+    # "When is phone support open?", "What are your opening hours?", "What time does
+    # the last ferry leave?": a time of day or the days, not a span ("in 7 days")
+    # that "when is …" otherwise asks for.
+    # A question that asks how long ("How long can the door system be down outside
+    # staffed hours…?") asks for a span whatever hours it names.
+    (
+        re.compile(
+            r"^(?!.*\bhow\s+(?:long|many|much|soon|often|quickly|fast)\b).*?(?:"
+            r"\bwhat time\b|\bwhat hours\b|\bhours of (?:operation|business)\b|"
+            r"\b(?:opening|office|business|support|phone|helpline|hotline|staffed|service|"
+            r"call cent(?:re|er))\s+hours\b|"
+            r"\bwhen\s+(?:is|are|does|do)\s+(?:[\w'-]+\s+){0,4}?"
+            r"(?:open|opens|closed?|closes|staffed|answered|manned)\b)",
+            re.I | re.S,
+        ),
+        AnswerType.TIME,
     ),
     # "How long does my password have to be?", "how long can a campervan be before I
     # pay extra?": a length in characters, metres or pages as often as in time, so
@@ -405,6 +431,10 @@ def counted(question: str) -> str | None:
 def holds(text: str, kind: AnswerType) -> bool:
     """Whether ``text`` contains a value of the kind asked for."""
     if kind is AnswerType.ANY or kind is AnswerType.NAME:
+        return True
+    if kind is AnswerType.TIME and _VALUE_PATTERNS[AnswerType.DURATION].search(text):
+        # "When does check-in close?" is answered by a time of day as often as by
+        # an offset: "40 minutes before departure".
         return True
     pattern = _VALUE_PATTERNS[kind]
     if kind is AnswerType.PHONE:

@@ -88,6 +88,12 @@ _STRICT_TYPES = frozenset(
     }
 )
 _AFTER = re.compile(r"\b(?:after|next|then)\b", re.I)
+# A question after a whole procedure: "How do I reset my password?", "how to export".
+_HOW_DO_I = re.compile(
+    r"^\s*(?:how\s+(?:do|can|should|would)\s+(?:i|we|you)\b|how\s+to\b|"
+    r"what\s+are\s+the\s+steps\b|steps\s+to\b)",
+    re.I,
+)
 _ORDINAL_WORDS: tuple[str, ...] = ("first", "second", "third", "fourth", "fifth")
 _ORDINAL_WORDS += ("sixth", "seventh", "eighth", "ninth", "tenth")
 _ORDINALS = {w: n for n, w in enumerate(_ORDINAL_WORDS, start=1)}
@@ -827,29 +833,50 @@ class ExtractiveGenerator:
                 return replace(chosen, text=f"{chosen.text} {_unnumbered(following[0].text)}")
         return chosen
 
-    def _whole_lists(self, chosen: list[ScoredUnit]) -> list[ScoredUnit]:
+    def _whole_lists(self, question: str, chosen: list[ScoredUnit]) -> list[ScoredUnit]:
         """Two or more items of one list answer as the list: its lead-in and items.
 
         "What are guests not allowed to do?" matches several items of "Guests
         cannot:", and three of its five items would read as the whole answer.
         """
-        groups: dict[tuple[int, str], list[int]] = {}
+        steps = bool(_HOW_DO_I.match(question))
+        groups: dict[tuple[int, str, int], list[int]] = {}
         for i, s in enumerate(chosen):
-            if s.unit is not None and s.unit.kind == "item" and s.unit.key:
-                groups.setdefault((s.passage.number, s.unit.key), []).append(i)
+            if s.unit is not None and s.unit.kind == "item":
+                groups.setdefault(self._list_of(s, steps), []).append(i)
         out: list[ScoredUnit] = []
         for i, s in enumerate(chosen):
             unit = s.unit
-            group = (
-                groups.get((s.passage.number, unit.key))
-                if unit is not None and unit.kind == "item"
-                else None
-            )
+            group = groups.get(self._list_of(s, steps)) if unit is not None else None
             if unit is None or group is None or len(group) < 2:
                 out.append(s)
             elif group[0] == i:
-                out.append(replace(s, text=_listed(self._passage_units(s.passage), unit.key)))
+                siblings = self._all_units(s.passage)[0]
+                start = self._list_of(s, steps)[2]
+                out.append(replace(s, text=_listed(siblings, unit.key, start)))
         return out
+
+    def _list_of(self, s: ScoredUnit, steps: bool) -> tuple[int, str, int]:
+        """Which list an item belongs to: its passage, its lead-in, and, asked how to
+        do something, for numbered steps with no lead-in (right under their heading,
+        "How do I reset my password?") the position their run starts at, so two
+        such lists of one passage stay apart. -1 for a list with a lead-in (and for
+        no item). Any other item without a lead-in is a list of its own: bullets
+        are often a page's facts one by one ("OCC, 24 hours: 020 7946 0877"), and a
+        question after one step ("what's shown only once?") wants that step; the
+        whole list would bury it."""
+        unit = s.unit
+        if unit is None or unit.kind != "item":
+            return (s.passage.number, "", -1)
+        if unit.key:
+            return (s.passage.number, unit.key, -1)
+        if not steps or not _ITEM_NUMBER.match(unit.text):
+            return (s.passage.number, "", -2 - unit.position)
+        every = self._all_units(s.passage)[0]
+        start = unit.position
+        while start > 0 and every[start - 1].kind == "item" and not every[start - 1].key:
+            start -= 1
+        return (s.passage.number, "", start)
 
     async def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
         async for event in self._generate(request):
@@ -887,6 +914,7 @@ class ExtractiveGenerator:
         selected = self.select(scored, request.max_output_tokens, request.min_support)
         chosen = _without_repeats(
             self._whole_lists(
+                request.question,
                 [
                     self._complete(u, request.question)
                     for u in _asked_step(
@@ -898,7 +926,7 @@ class ExtractiveGenerator:
                         ),
                         request.question,
                     )
-                ]
+                ],
             )
         )
         # One delta per quoted unit with its citation, as the LLM backends send one
@@ -1074,8 +1102,13 @@ def _refusal(reason: RefusalReason, detail: str, evidence: float = 0.0) -> Final
 # neither count as covered nor as missing.
 _ASKING = re.compile(
     r"\b(?:how (?:long|many|much|often|frequently|regularly|soon|quickly|far|big|large)"
-    r"|at what point|what point|up to)\b",
+    r"|at what point|what point|up to|what time|what hours)\b",
     re.I,
+)
+# "What are your support hours?" asks for a time (ragway/question.py): "hours" says
+# which kind of value, as "how long" does, and pages write "Monday to Friday, 9:00 to 17:30".
+_HOURS_OF = re.compile(
+    r"\b(opening|office|business|support|phone|helpline|hotline|service|staffed)\s+hours\b", re.I
 )
 _FILLER = frozenset(stem(w) for w in (
     "get", "gets", "got", "getting", "just", "dont", "don't", "doesnt", "didnt", "ask", "asks",
@@ -1101,7 +1134,8 @@ def question_terms(text: str) -> set[str]:
     say which step it asks for ("the second step", "step 2"): they point into a
     numbered list, which says "2." rather than "second step", so they are no subject
     the passages lack (``_ordinal`` still reads them)."""
-    return set(content_terms(_ORDINAL.sub(" ", _ASKING.sub(" ", text))) - _FILLER)
+    asking = _HOURS_OF.sub(r"\1", _ASKING.sub(" ", text))
+    return set(content_terms(_ORDINAL.sub(" ", asking)) - _FILLER)
 
 
 # Bounded: every answer reads the terms of every unit of its passages, and popular
@@ -1394,10 +1428,15 @@ def _names(question: str) -> set[str]:
 _ITEM_END = re.compile(r"(?:[;,]\s*(?:and|or))?\s*[.;,]?\s*$")
 
 
-def _listed(siblings: Sequence[Unit], lead_in: str) -> str:
+def _listed(siblings: Sequence[Unit], lead_in: str, start: int = -1) -> str:
     """A lead-in with its list's items ("Guests cannot: install apps; …"), or "" when
-    no item follows it."""
-    items = [_unnumbered(u.text) for u in siblings if u.kind == "item" and u.key == lead_in]
+    no item follows it. A list without a lead-in is the run of items from ``start``
+    (a position in ``siblings``, every unit of the passage)."""
+    if start < 0:
+        items = [_unnumbered(u.text) for u in siblings if u.kind == "item" and u.key == lead_in]
+    else:
+        run = itertools.takewhile(lambda u: u.kind == "item" and not u.key, siblings[start:])
+        items = [_unnumbered(u.text) for u in run]
     # Joined by "; ", an item's own closing period would read ".;", and an item that
     # ends the way a sentence running through its list does ("…a utility bill;",
     # "…your doctor; or") would read ";;".
@@ -1405,11 +1444,12 @@ def _listed(siblings: Sequence[Unit], lead_in: str) -> str:
     if not shown:
         return ""
     # An item that ends in a colon leads into the nested items after it ("pick a
-    # format: JSON; CSV"): joined by "; " it read "pick a format:; JSON".
+    # format: JSON; CSV"): joined by "; " it read "pick a format:; JSON". One that
+    # ends in "?" or "!" ("click Forgot password?") ends as it is, too.
     joined = shown[0]
     for before, item in itertools.pairwise(shown):
-        joined += f" {item}" if before.endswith(":") else f"; {item}"
-    return f"{lead_in} {joined}"
+        joined += f" {item}" if before.endswith((":", "?", "!")) else f"; {item}"
+    return f"{lead_in} {joined}".strip()
 
 
 def _asked_step(selected: list[ScoredUnit], question: str) -> list[ScoredUnit]:

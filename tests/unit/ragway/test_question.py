@@ -25,6 +25,15 @@ from ragway.question import (
         # "How much is …" asks for money unless it names a quantity of something else.
         ("How much is the deposit for new clients?", AnswerType.AMOUNT),
         ("When does the download link expire?", AnswerType.DURATION),
+        # Opening hours: a time of day or the days, not a span.
+        ("When is phone support open?", AnswerType.TIME),
+        ("What are your support hours?", AnswerType.TIME),
+        ("What time does the last ferry leave?", AnswerType.TIME),
+        # Asked how long, a span, whatever hours the question names.
+        (
+            "How long can the door system be down outside staffed hours before a guard comes?",
+            AnswerType.DURATION,
+        ),
         # "How long can X be": a length as often as a time, so any number answers.
         ("How long does my password have to be?", AnswerType.NUMBER),
         ("How long can a campervan be before I have to pay extra?", AnswerType.NUMBER),
@@ -234,3 +243,12 @@ def test_a_part_that_points_back_is_read_with_the_part_before_it() -> None:
 )
 def test_charge_is_money_only_when_someone_is_charged(question: str, kind: AnswerType) -> None:
     assert answer_type(question) is kind
+
+
+def test_a_time_is_a_time_of_day_the_days_or_an_offset_never_a_price() -> None:
+    for text in ("Monday to Friday, 9:00\u201317:30", "open 8am to 6pm", "at 3.30pm", "24/7"):
+        assert holds(text, AnswerType.TIME), text
+    # "When does check-in close?" is answered by an offset as often as by a clock time.
+    assert holds("Check-in closes 40 minutes before departure.", AnswerType.TIME)
+    for text in ("It costs $12.99 a month.", "Version 2.50 is out.", "Call 0800 123 4567."):
+        assert not holds(text, AnswerType.TIME), text

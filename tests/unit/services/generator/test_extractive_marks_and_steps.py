@@ -70,3 +70,55 @@ def test_a_step_that_ends_in_a_colon_leads_into_its_nested_items() -> None:
     final = answer_of("What formats can I export my workspace in?", [MATRIX, EXPORT])
     assert "pick a format: JSON (all messages and files); CSV (messages only)" in final.answer
     assert ":;" not in final.answer
+
+
+ACCOUNT = Passage(
+    3,
+    "account#reset",
+    "account",
+    "Account",
+    "How do I reset my password?",
+    "1. On the sign-in page, click **Forgot password?**\n"
+    "2. Enter the email address you signed up with.\n"
+    "3. Open the email we send you — the link expires after 30 minutes.\n"
+    "4. Choose a new password of at least 12 characters.\n",
+)
+CONTACT = Passage(
+    4,
+    "contact#touch",
+    "contact",
+    "Contact",
+    "Getting in touch",
+    "Email us at support@acme.example or call +44 20 7946 0000 (Monday to Friday, "
+    "9:00\u201317:30 UK time). Enterprise customers have a 24/7 hotline listed in their "
+    "admin console.\n\n"
+    "- Press office: 020 7946 0559\n"
+    "- Billing: billing@acme.example\n"
+    "- Security reports: security@acme.example\n",
+)
+
+
+def test_asked_how_to_do_it_numbered_steps_under_their_heading_answer_whole() -> None:
+    # Before: steps 1, 2 and 4, the third (with the link's lifetime) left out, since
+    # only a list with a lead-in sentence was given whole.
+    final = answer_of("How do I reset my password?", [MATRIX, ACCOUNT, CONTACT])
+    assert final.answer == (
+        "On the sign-in page, click Forgot password? Enter the email address you signed up "
+        "with; Open the email we send you — the link expires after 30 minutes; Choose a new "
+        "password of at least 12 characters. [3]"
+    )
+
+
+def test_a_question_after_one_fact_of_a_bulleted_list_is_not_given_the_list() -> None:
+    final = answer_of("What's the email for security reports?", [ACCOUNT, CONTACT])
+    assert "security@acme.example" in final.answer
+    assert "Press office" not in final.answer
+
+
+def test_asked_for_opening_hours_the_sentence_with_the_times_answers() -> None:
+    # Before: "hours" was a word the pages lack and "when is … open" asked for a span,
+    # so both questions were refused.
+    for question in ("When is phone support open?", "What are your support hours?"):
+        final = answer_of(question, [MATRIX, ACCOUNT, CONTACT])
+        assert final.verdict is Verdict.GROUNDED, question
+        assert "Monday to Friday, 9:00\u201317:30 UK time" in final.answer, question
