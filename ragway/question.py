@@ -167,6 +167,9 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
         ),
         AnswerType.TIME,
     ),
+    # "When was dark mode added?", "when were the prices changed?": in the past, a
+    # date ("12 March 2026"), not a span.
+    (re.compile(r"\bwhen\s+(?:was|were)\b", re.I), AnswerType.DATE),
     # "How long does my password have to be?", "how long can a campervan be before I
     # pay extra?": a length in characters, metres or pages as often as in time, so
     # any number (never money) answers; not "how long can a client be restored".

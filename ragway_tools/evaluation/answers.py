@@ -144,6 +144,11 @@ def answers_fact(item: QAItem, answer: str) -> bool:
     return any(fact_matches(f, answer) for f in item.facts)
 
 
+def _source_text(source: dict[str, Any]) -> str:
+    """A cited source as evidence: its title, its heading path and its text."""
+    return "\n".join(str(source.get(k) or "") for k in ("title", "section", "text"))
+
+
 def score_answer(item: QAItem, body: dict[str, Any], qa: QASet) -> AnswerScore:
     """Score one ``/v1/ask`` response body against its QA item."""
     refused = bool(body.get("refused"))
@@ -171,12 +176,15 @@ def score_answer(item: QAItem, body: dict[str, Any], qa: QASet) -> AnswerScore:
     unknown = sorted(n for n in cited_numbers if n not in sources)
     known = [sources[n] for n in sorted(cited_numbers) if n in sources]
     score.cited_documents = sorted({str(s["document_id"]) for s in known})
-    passages = " \n".join(str(s.get("text") or "") for s in known)
+    # A passage is its title and heading path as well as its text, as the generator's
+    # grounding check reads it (services/generator/grounding.py): an answer may quote
+    # the heading that holds a release's date or an error code's meaning.
+    passages = " \n".join(_source_text(s) for s in known)
     # A page's own "[3]" or "[5, 25, 50]" holds numbers, not citations (ragway/citations.py).
     score.unsupported_numbers = sorted(numbers(answer) - numbers(escape_literals(passages)))
     claims = cited_sentences(answer)
     for text, cited in claims:
-        evidence = " \n".join(str(sources[n].get("text") or "") for n in cited if n in sources)
+        evidence = " \n".join(_source_text(sources[n]) for n in cited if n in sources)
         terms = content_terms(text)
         covered = len(terms & content_terms(evidence or passages)) / len(terms)
         if covered < SUPPORT_COVERAGE:

@@ -912,6 +912,7 @@ class ExtractiveGenerator:
             return
         best = _best_supported(scored).support
         selected = self.select(scored, request.max_output_tokens, request.min_support)
+        kinds = self._kinds(request)
         chosen = _without_repeats(
             self._whole_lists(
                 request.question,
@@ -919,7 +920,7 @@ class ExtractiveGenerator:
                     self._complete(u, request.question)
                     for u in _asked_step(
                         _marked_as_asked(
-                            _with_asked_value(selected, scored, self._kinds(request)),
+                            _with_asked_value(selected, scored, kinds),
                             scored,
                             request.question,
                             self._config.max_sentences,
@@ -929,6 +930,7 @@ class ExtractiveGenerator:
                 ],
             )
         )
+        chosen = _with_heading(chosen, kinds, request.question)
         # One delta per quoted unit with its citation, as the LLM backends send one
         # checked sentence per delta. The whole answer is known at once, so smaller
         # pieces paced nothing for the reader; each cost a gRPC message, an event in
@@ -1557,6 +1559,68 @@ def _with_asked_value(
                 after.text if after.text.startswith(s.text) else f"{_sentence(s.text)} {after.text}"
             )
             s = replace(s, text=joined)
+        out.append(s)
+    return out
+
+
+# An identifier a question may give and a heading name: "QP-402", "HS-204", "STR-4001".
+_CODE = re.compile(r"\b[A-Z][A-Z0-9]{0,5}-\d{2,6}\b")
+
+
+_WORD_OR_CODE = re.compile(r"[\w.]+(?:-[\w.]+)*")
+
+
+def _unasked(heading: str, asked: set[str]) -> str:
+    """The heading without the words the question says itself: "1099 threshold
+    reminder" holds no new number for a question about the 1099-NEC."""
+    kept = [
+        w
+        for w in _WORD_OR_CODE.findall(heading)
+        if w.lower() not in asked and not any(w.lower() in a.split("-") for a in asked)
+    ]
+    return " ".join(kept)
+
+
+def _with_heading(
+    chosen: list[ScoredUnit], kinds: Sequence[AnswerType], question: str
+) -> list[ScoredUnit]:
+    """A quote whose passage's own heading says what the question asks, led by it.
+
+    Release notes put the version and date in the heading ("4.2 — 12 March 2026")
+    and error-code pages the code and its meaning ("`QP-402` — Storage limit
+    reached"); the sentences under them say neither. "When was dark mode added?"
+    was answered "Added dark mode to the web app.", and "I get QP-402 … What's
+    wrong?" with the fix but not the fault. A sentence or item that lacks the asked
+    kind of value the heading holds, or the identifier the question gives that the
+    heading names, is quoted after its heading ("4.2 — 12 March 2026: Added dark
+    mode to the web app."): the passage's own words, which the grounding checks
+    read with its text. Once per passage; never a heading that is a question (an
+    FAQ's, which the quote answers), nor a row (its header cells say what it is)."""
+    codes = set(_CODE.findall(question))
+    asked = {w.lower() for w in _WORD_OR_CODE.findall(question)}
+    led: set[int] = set()
+    out: list[ScoredUnit] = []
+    for s in chosen:
+        heading = plain(s.passage.section.split(" > ")[-1]).strip() if s.passage.section else ""
+        kind = kinds[s.part] if s.part < len(kinds) else AnswerType.ANY
+        if (
+            heading
+            and not heading.endswith("?")
+            and s.unit is not None
+            and s.unit.kind != "row"
+            and s.passage.number not in led
+            and heading.lower() not in s.text.lower()
+            and (
+                (
+                    kind in _VALUE_KINDS
+                    and not holds(s.text, kind)
+                    and holds(_unasked(heading, asked), kind)
+                )
+                or any(c in heading and c not in s.text for c in codes)
+            )
+        ):
+            led.add(s.passage.number)
+            s = replace(s, text=f"{heading}: {s.text}")
         out.append(s)
     return out
 

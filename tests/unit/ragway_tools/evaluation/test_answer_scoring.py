@@ -218,3 +218,17 @@ def test_a_cell_value_followed_by_its_footnote_is_a_value_not_a_list_marker() ->
     answer = "Guests — Plus: 50. Guests are people outside your workspace. [2]"
     assert fact_matches("50", answer)
     assert numbers("The roles: 1. Owner") == set()
+
+
+def test_a_number_the_cited_passages_heading_holds_is_supported() -> None:
+    # The generator quotes a release's heading with its notes ("4.2 — 12 March 2026:
+    # Added dark mode…"), and its grounding check reads title, heading and text alike;
+    # scored against the text alone, the date was an unsupported number.
+    item = QAItem("dark", "When was dark mode added?", ("12 March 2026",), ("changelog",), "exact")
+    answer = "4.2 — 12 March 2026: Added dark mode to the web app. [1]"
+    src = body(answer, cites=[1], sources=[("changelog", "- Added dark mode to the web app.")])
+    src["sources"][0] |= {"title": "Changelog", "section": "4.2 — 12 March 2026"}
+    score = score_answer(item, src, QA)
+    assert score.correct and score.faithful and score.unsupported_numbers == []
+    src["sources"][0]["section"] = "Releases"
+    assert score_answer(item, src, QA).unsupported_numbers == [4.2, 12.0, 2026.0]
