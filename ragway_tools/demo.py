@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ragway.kb import Defaults, discover, parse_document
+from ragway.kb import SUFFIXES, Defaults, discover, parse_document
 from ragway_tools.launcher import Stack, StackConfig
 from ragway_tools.loading import load_documents
 
@@ -37,8 +37,11 @@ def demo_stack(
         stack = Stack(config)
         try:
             stack.start_backends()
-            folders = list(kb) or list(DEMO_KB)
-            docs = [parse_document(p, r, Defaults()) for p, r in discover(folders)]
+            # An evaluation set's knowledge base is read as an ingestion reads it, in
+            # every format ragway parses (a help centre's HTML export too); the demo
+            # knowledge base is docs/, whose other files (openapi.json) are no pages.
+            found = discover(list(kb), suffixes=tuple(SUFFIXES)) if kb else discover(list(DEMO_KB))
+            docs = [parse_document(p, r, Defaults()) for p, r in found]
             load_documents(stack.config.retriever_addr, docs, token=stack.config.service_token)
             stack.start_gateway()
             yield stack

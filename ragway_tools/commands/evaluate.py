@@ -431,13 +431,14 @@ def _kb_retriever(qa_set: QASet, env: dict[str, str]) -> Iterator[Any]:
     """A private retriever with the QA set's knowledge base loaded (gone afterwards)."""
     import tempfile
 
-    from ragway.kb import Defaults, discover, parse_document
+    from ragway.kb import SUFFIXES, Defaults, discover, parse_document
     from ragway.v1 import retriever_pb2_grpc
     from ragway_tools.channels import service_channel
     from ragway_tools.launcher import Stack, StackConfig
     from ragway_tools.loading import load_documents
 
-    docs = [parse_document(p, r, Defaults()) for p, r in discover(list(qa_set.knowledge_base))]
+    found = discover(list(qa_set.knowledge_base), suffixes=tuple(SUFFIXES))
+    docs = [parse_document(p, r, Defaults()) for p, r in found]
     with tempfile.TemporaryDirectory(prefix="ragway-qa-retrieval-") as tmp:
         stack = Stack(
             StackConfig.on_free_ports(
