@@ -191,6 +191,8 @@ _CHROME_NAME = re.compile(
     r"comments?|sidebar|cookies?|pagination|toc|skip-link)(?:$|[-_])|^article-meta$",
     re.I,
 )
+# Tags inside a table cell that separate its words rather than open blocks.
+_IN_CELL = {"ul", "ol", "li", "p", "div", "br"}
 _VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "wbr"}
 
 
@@ -221,7 +223,7 @@ class _HtmlBlocks(HTMLParser):
         # join it rather than land in a paragraph after the whole list.
         self._parents: list[int] = []
         self._resumes: int | None = None
-        self._table: list[tuple[list[str], bool]] | None = None  # (cells, is header row)
+        self._table: list[_Row] | None = None
         self._cell: list[str] | None = None
 
     def _enter(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
@@ -265,6 +267,12 @@ class _HtmlBlocks(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if not self._enter(tag, attrs):
             return
+        if self._cell is not None and tag in _IN_CELL:
+            # A list or lines inside a cell ("<td><ul><li>SSO</li><li>Audit log</li>"):
+            # the cell's words, kept apart, not a list of the page's.
+            if "".join(self._cell).strip():
+                self._cell.append("; " if tag == "li" else " ")
+            return
         if tag in _SKIP_TAGS:
             self._skip += 1
         elif tag == "title":
@@ -303,16 +311,24 @@ class _HtmlBlocks(HTMLParser):
             self._flush()
             self._table = []
         elif tag == "tr" and self._table is not None:
-            self._table.append(([], False))
+            self._close_cell()  # "</td>" and "</tr>" are optional in HTML
+            self._table.append(_Row())
         elif tag in ("td", "th") and self._table is not None:
+            self._close_cell()
             self._cell = []
-            if tag == "th" and self._table:
-                self._table[-1] = (self._table[-1][0], True)
+            if not self._table:  # a cell before any <tr>
+                self._table.append(_Row())
+            a = dict(attrs)
+            spans = (_span(a.get("colspan"), 50), _span(a.get("rowspan"), 500))
+            self._table[-1].spans.append(spans)
+            self._table[-1].heads.append(tag == "th")
         elif tag in _BLOCK_TAGS:
             self._flush()
 
     def handle_endtag(self, tag: str) -> None:
         if not self._leave(tag):
+            return
+        if self._cell is not None and tag in _IN_CELL:
             return
         if tag in _SKIP_TAGS:
             self._skip = max(0, self._skip - 1)
@@ -369,10 +385,10 @@ class _HtmlBlocks(HTMLParser):
             if rendered:
                 self.blocks.append(Block("list", "\n".join(rendered), units=rendered))
             self._definitions, self._term = None, ""
-        elif tag in ("td", "th") and self._cell is not None and self._table:
-            self._table[-1][0].append(" ".join("".join(self._cell).split()).replace("|", "\\|"))
-            self._cell = None
+        elif tag in ("td", "th", "tr"):
+            self._close_cell()
         elif tag == "table" and self._table is not None:
+            self._close_cell()
             self._emit_table(self._table)
             self._table = None
         elif tag in _BLOCK_TAGS:
@@ -423,11 +439,31 @@ class _HtmlBlocks(HTMLParser):
             # "<p>* Billed annually.</p>" is a footnote, not a Markdown list item.
             self.blocks.append(Block("paragraph", _LEADING_STAR.sub(r"\\*", text)))
 
-    def _emit_table(self, rows: list[tuple[list[str], bool]]) -> None:
-        rows = [r for r in rows if r[0]]
+    def _close_cell(self) -> None:
+        """The open cell's words into its row; nothing when no cell is open."""
+        if self._cell is None or not self._table:
+            self._cell = None
+            return
+        text = " ".join("".join(self._cell).split()).replace(" ;", ";")
+        self._table[-1].cells.append(text.replace("|", "\\|"))
+        self._cell = None
+
+    def _emit_table(self, table: list[_Row]) -> None:
+        rows = _grid([r for r in table if r.cells])
         if not rows:
             return
-        width = max(len(cells) for cells, _ in rows)
+        # Header rows spread over two rows ("Price per seat" spanning "Monthly" and
+        # "Annual") read as one: each column named by all of its header cells.
+        heads = 0
+        while heads < len(rows) - 1 and rows[heads][1] and rows[heads][2]:
+            heads += 1
+        if heads > 1:
+            names = [
+                " ".join(dict.fromkeys(c for c in column if c))
+                for column in zip(*(r[0] for r in rows[:heads]), strict=True)
+            ]
+            rows = [(names, True, True), *rows[heads:]]
+        width = max(len(cells) for cells, _, _ in rows)
 
         def line(cells: list[str]) -> str:
             return "| " + " | ".join(cells + [""] * (width - len(cells))) + " |"
@@ -437,13 +473,64 @@ class _HtmlBlocks(HTMLParser):
         # a <th> and the first row holds a number ("Support hours | 9am to 5pm"): that
         # is a table of labelled values, every row of it data, and promoted to a
         # header it named the next row's value "9am to 5pm".
-        labelled = not any(th for _, th in rows) and any(
+        labelled = not any(th for _, th, _ in rows) and any(
             ch.isdigit() for cell in rows[0][0] for ch in cell
         )
         head = [""] * width if labelled else rows[0][0]
         header = line(head) + "\n" + "|" + " --- |" * width
-        body = tuple(line(cells) for cells, _ in (rows if labelled else rows[1:]))
+        body = tuple(line(cells) for cells, _, _ in (rows if labelled else rows[1:]))
         self.blocks.append(Block("table", "\n".join([header, *body]), units=body, header=header))
+
+
+@dataclass
+class _Row:
+    """One <tr> as read: its cells' text, each cell's (colspan, rowspan) and whether
+    it was a <th>."""
+
+    cells: list[str] = field(default_factory=list)
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    heads: list[bool] = field(default_factory=list)
+
+
+def _span(value: str | None, most: int) -> int:
+    """A colspan or rowspan: 1 unless a number, at most ``most`` (a page's "9999"
+    must not make a table of millions of cells)."""
+    try:
+        return max(1, min(int(value or 1), most))
+    except ValueError:
+        return 1
+
+
+def _grid(rows: list[_Row]) -> list[tuple[list[str], bool, bool]]:
+    """The rows with their spans laid out: a cell that spans columns fills each of
+    them, one that spans rows fills its column in the rows below. Each row: its
+    cells, whether any cell was a <th>, whether every cell was."""
+    out: list[tuple[list[str], bool, bool]] = []
+    below: dict[int, list[Any]] = {}  # column -> [text, rows still to fill]
+    for row in rows:
+        cells: list[str] = []
+        heads: list[bool] = []
+        for text, (across, down), th in zip(row.cells, row.spans, row.heads, strict=False):
+            _carry(below, cells, heads)
+            for _ in range(across):
+                if down > 1:
+                    below[len(cells)] = [text, down - 1, th]
+                cells.append(text)
+                heads.append(th)
+        _carry(below, cells, heads)
+        out.append((cells, any(heads), all(heads)))
+    return out
+
+
+def _carry(below: dict[int, list[Any]], cells: list[str], heads: list[bool]) -> None:
+    """Fill the row's next columns from the cells above that span down into them."""
+    while len(cells) in below:
+        column = below[len(cells)]
+        cells.append(column[0])
+        heads.append(column[2])
+        column[1] -= 1
+        if column[1] == 0:
+            del below[len(cells) - 1]
 
 
 def _read_html(text: str, *, scoped: bool) -> _HtmlBlocks:

@@ -222,6 +222,44 @@ def test_an_html_paragraph_that_starts_with_an_asterisk_is_the_tables_footnote()
     assert (row.text, row.note) == ("Team — Price: $10*", "Billed annually.")
 
 
+def test_html_table_spans_fill_their_columns_and_two_header_rows_read_as_one() -> None:
+    # Before: "Price per seat" named one column, "Monthly | Annual" became a data row
+    # ("Monthly — Price per seat: Annual") and the annual price had no column name.
+    html = (
+        "<table><tr><th rowspan=2>Plan</th><th colspan=2>Price per seat</th></tr>"
+        "<tr><th>Monthly</th><th>Annual</th></tr>"
+        "<tr><td>Team</td><td>$10</td><td>$8</td></tr>"
+        "<tr><td rowspan=2>Pro</td><td>$20</td><td>$16</td></tr>"
+        "<tr><td>$22</td><td>$18</td></tr></table>"
+    )
+    table = parse_html(html).blocks[0]
+    assert [u.text for u in units(table.text)] == [
+        "Team — Price per seat Monthly: $10; Price per seat Annual: $8",
+        "Pro — Price per seat Monthly: $20; Price per seat Annual: $16",
+        "Pro — Price per seat Monthly: $22; Price per seat Annual: $18",
+    ]
+    # A span past any sane size is cut, not laid out cell by cell.
+    wide = parse_html("<table><tr><th colspan=999999>A</th></tr><tr><td>x</td></tr></table>")
+    assert wide.blocks[0].header.count("---") == 50
+
+
+def test_a_list_inside_an_html_cell_is_the_cells_words_kept_apart() -> None:
+    # Before: "<li>SSO</li><li>Audit log</li>" read "SSOAudit log".
+    html = (
+        "<table><tr><th>Plan</th><th>Includes</th></tr>"
+        "<tr><td>Pro</td><td><ul><li>SSO</li><li>Audit log</li></ul></td></tr>"
+        "<tr><td>Team</td><td>Guests<br>Exports</td></tr></table><p>After the table.</p>"
+    )
+    blocks = parse_html(html).blocks
+    assert blocks[0].units == ("| Pro | SSO; Audit log |", "| Team | Guests Exports |")
+    assert blocks[1] == Block("paragraph", "After the table.")
+
+
+def test_html_cells_and_rows_whose_end_tags_are_left_out_are_kept() -> None:
+    table = parse_html("<table><tr><th>Plan<th>Seats<tr><td>Team<td>25<tr><td>Pro<td>100</table>")
+    assert table.blocks[0].units == ("| Team | 25 |", "| Pro | 100 |")
+
+
 def test_html_steps_keep_their_numbers_and_definitions_their_terms() -> None:
     html = """<h1>Export</h1><p>To export your data:</p>
     <ol><li>Open <b>Settings</b>.</li><li>Choose a format:<ul><li>CSV</li><li>JSON</li></ul>
