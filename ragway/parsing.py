@@ -125,7 +125,8 @@ def parse_markdown(body: str) -> Parsed:
         start, end = tok.map
         source = "\n".join(lines[start:end]).strip("\n")
         if tok.type == "heading_open":
-            blocks.append(Block("heading", inner[1].content.strip(), level=int(tok.tag[1])))
+            heading = _HEADING_ATTRIBUTES.sub("", inner[1].content).strip()
+            blocks.append(Block("heading", heading, level=int(tok.tag[1])))
         elif tok.type in ("bullet_list_open", "ordered_list_open"):
             items = [
                 "\n".join(lines[t.map[0] : t.map[1]]).strip("\n")
@@ -160,6 +161,9 @@ def parse_markdown(body: str) -> Parsed:
     return Parsed(blocks=blocks, title=title)
 
 
+# A heading's attribute list, "## Refunds {#refunds}" (kramdown, Pandoc, MkDocs): the
+# anchor is markup, not the section's name that passages and citations carry.
+_HEADING_ATTRIBUTES = re.compile(r"\s*\{\s*[#.:][^{}]*\}\s*$")
 # A definition list in the PHP Markdown Extra / Pandoc style: "Term\n: Definition".
 # CommonMark reads it as one paragraph, and the line break became "Term : Definition".
 _DEFINITION_LINE = re.compile(r"[ \t]*\n:[ \t]+")

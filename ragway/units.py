@@ -79,6 +79,27 @@ _CODE = re.compile(r"`([^`]+)`")
 _HTML_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
 _AUTOLINK = re.compile(r"<((?:https?|ftp)://[^>\s]+|mailto:[^>\s]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)>")
 _FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]+\]")
+# An emoji shortcode, ":warning:" or ":heavy_check_mark:" (GitHub, MkDocs, Slack
+# exports): the page shows an icon, the words around it are the sentence.
+# The marks of a feature table (":white_check_mark:" and ":x:" in a Markdown table
+# are its yes and no) are kept as the marks; other icons go.
+_SHORTCODE = re.compile(r"(?<![\w:/]):([a-z][a-z0-9_+-]*):(?![\w:/])(\s?)")
+_SHORTCODE_MARKS = {
+    "white_check_mark": "✓",
+    "heavy_check_mark": "✓",
+    "ballot_box_with_check": "✓",
+    "x": "✗",
+    "heavy_multiplication_x": "✗",
+    "negative_squared_cross_mark": "✗",
+    "no_entry_sign": "✗",
+}
+
+
+def _shortcode(m: re.Match[str]) -> str:
+    mark = _SHORTCODE_MARKS.get(m.group(1))
+    return f"{mark}{m.group(2)}" if mark else ""
+
+
 # A Markdown footnote's definition, "[^1]: Per seat.": its label is layout.
 _FOOTNOTE_DEF = re.compile(r"(?:^|(?<=\s))\[\^[^\]\s]+\]:\s*")
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
@@ -132,6 +153,7 @@ def _plain_prose(text: str) -> str:
     text = _AUTOLINK.sub(r"\1", text)  # <https://…> is a link whose text is its address
     text = _LINK.sub(r"\1", text)
     text = _REF_LINK.sub(r"\1", text)
+    text = _SHORTCODE.sub(_shortcode, text)
     text = _FOOTNOTE_DEF.sub("", text)
     text = _FOOTNOTE_REF.sub("", text)
     # Struck-out text is what no longer holds ("~~$12~~ $10 a month"): not read at all.

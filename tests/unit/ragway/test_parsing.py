@@ -260,6 +260,11 @@ def test_html_cells_and_rows_whose_end_tags_are_left_out_are_kept() -> None:
     assert table.blocks[0].units == ("| Team | 25 |", "| Pro | 100 |")
 
 
+def test_a_headings_attribute_list_is_not_part_of_its_name() -> None:
+    parsed = parse_markdown("# Billing\n\n## Refunds {#refunds}\n\nRefunds take 5 days.\n")
+    assert [b.text for b in parsed.blocks if b.kind == "heading"] == ["Billing", "Refunds"]
+
+
 def test_html_steps_keep_their_numbers_and_definitions_their_terms() -> None:
     html = """<h1>Export</h1><p>To export your data:</p>
     <ol><li>Open <b>Settings</b>.</li><li>Choose a format:<ul><li>CSV</li><li>JSON</li></ul>

@@ -193,6 +193,20 @@ def test_a_markdown_footnote_reads_without_its_label() -> None:
     assert [u.text for u in found] == ["Storage is 10 GB.", "Per seat.", "Billed yearly."]
 
 
+def test_emoji_shortcodes_are_icons_and_a_tables_check_and_cross_are_its_marks() -> None:
+    # Before: ":warning:" was quoted as words, and a matrix of ":x:" and
+    # ":white_check_mark:" cells said neither yes nor no.
+    assert plain(":warning: Deleting a workspace can't be undone.") == (
+        "Deleting a workspace can't be undone."
+    )
+    rows = units("| Plan | SSO |\n|---|:-:|\n| Team | :x: |\n| Pro | :white_check_mark: |")
+    assert [u.text for u in rows] == ["Team — SSO: ✗", "Pro — SSO: ✓"]
+    # Times, ratios and addresses are no shortcodes.
+    assert plain("Open 10:30:45, ratio 1:2:3, see https://x.example/a:b:c") == (
+        "Open 10:30:45, ratio 1:2:3, see https://x.example/a:b:c"
+    )
+
+
 def test_inline_code_is_kept_verbatim() -> None:
     # "<code>" in a command is a placeholder, not an HTML tag; "__init__" no emphasis.
     assert plain("Run `pclops carrier failover --carrier <code> --on` now.") == (
