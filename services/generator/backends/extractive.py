@@ -403,6 +403,7 @@ class ExtractiveGenerator:
         asked_terms = [content_terms(u.asked) if u.asked else set() for _, u in candidates]
         for n, part in enumerate(question_parts):
             q_terms = question_terms(part.text)
+            passed_over = _passed_over(passages, units_of, row_keys, q_terms, everywhere)
             weights = _term_weights(q_terms, passage_terms)
             # A term no passage has keeps its (top) rarity weight in the share, so a
             # question whose subject no page knows ("whiteboards", a staff-only
@@ -477,7 +478,8 @@ class ExtractiveGenerator:
                     key = row_keys[p.number].get(u.position, set())
                     # A tier the question's own value falls in ("98.5%" in "Below
                     # 99.0% but at least 95.0%") is named by it as a key would be.
-                    if (key and _key_matches(key, q_terms, everywhere)) or ranges.within(
+                    named = bool(key) and _key_matches(key, q_terms, everywhere)
+                    if (named and (p.number, u.position) not in passed_over) or ranges.within(
                         u.key, part.text
                     ):
                         support += cfg.key_weight
@@ -974,11 +976,14 @@ def with_word_usage(event: GenerationEvent, request: GenerationRequest) -> Gener
 def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:
     """What the answer says for this unit: the unit, or a row's key and the asked cells."""
     if u.kind == "row":
-        asked = [
-            i
-            for i, (header, _) in enumerate(u.cells)
-            if i > 0 and header and content_terms(header) & q_terms
-        ]
+        asked = _fullest(
+            [
+                (i, set(content_terms(header)))
+                for i, (header, _) in enumerate(u.cells)
+                if i > 0 and header and content_terms(header) & q_terms
+            ],
+            q_terms,
+        )
         if part.answer_type not in (AnswerType.ANY, AnswerType.NAME) and not any(
             holds(u.cells[i][1], part.answer_type) for i in asked
         ):
@@ -1283,6 +1288,45 @@ def _key_matches(
     if not shared or not all(t in q_terms for t in key if _has_digit(t)):
         return False
     return shared == key or not shared <= everywhere
+
+
+def _passed_over(
+    passages: Sequence[Passage],
+    units_of: Sequence[Sequence[Unit]],
+    row_keys: Mapping[int, Mapping[int, set[str]]],
+    q_terms: set[str],
+    everywhere: frozenset[str],
+) -> set[tuple[int, int]]:
+    """The rows (passage number, position) whose key the question meets, but less
+    fully than another row's of the same table (``_fullest``): another row."""
+    out: set[tuple[int, int]] = set()
+    for p, found in zip(passages, units_of, strict=True):
+        tables: dict[str, list[tuple[int, set[str]]]] = {}
+        for u in found:
+            key = row_keys[p.number].get(u.position) if u.kind == "row" else None
+            if key and _key_matches(key, q_terms, everywhere):
+                # Compared whole: in a table of only "Pro" and "Pro Plus" the keys
+                # that tell the rows apart are "pro" and "plus", neither within the other.
+                tables.setdefault(u.context, []).append((u.position, set(content_terms(u.key))))
+        for named in tables.values():
+            kept = set(_fullest(named, q_terms))
+            out |= {(p.number, i) for i, _ in named if i not in kept}
+    return out
+
+
+def _fullest(named: list[tuple[int, set[str]]], q_terms: set[str]) -> list[int]:
+    """Of the names a question meets (row keys or column headers: "Pro", "Pro Plus"),
+    the ones it says in full, and of those the longest; all of them when it says
+    none in full.
+
+    "How much does Pro cost?" says "Pro" whole and only part of "Pro Plus"; "How
+    much is Pro Plus billed annually?" says both whole, and "Pro" only as part of
+    "Pro Plus". Before, both rows (or both columns) answered each question.
+    """
+    whole = [(i, key) for i, key in named if key <= q_terms]
+    if not whole:
+        return [i for i, _ in named]
+    return [i for i, key in whole if not any(key < other for _, other in whole)]
 
 
 def _everywhere(passage_terms: Sequence[frozenset[str]]) -> frozenset[str]:

@@ -122,3 +122,56 @@ def test_asked_for_opening_hours_the_sentence_with_the_times_answers() -> None:
         final = answer_of(question, [MATRIX, ACCOUNT, CONTACT])
         assert final.verdict is Verdict.GROUNDED, question
         assert "Monday to Friday, 9:00\u201317:30 UK time" in final.answer, question
+
+
+PRICES = Passage(
+    5,
+    "pricing#plans",
+    "pricing",
+    "Pricing",
+    "Plans",
+    "| Plan | Billed monthly | Billed annually | Seats included |\n"
+    "|---|---|---|---|\n"
+    "| Starter | $12 | $10 | 1 |\n"
+    "| Pro | $29 | $24 | 5 |\n"
+    "| Pro Plus | $49 | $41 | 10 |\n\n"
+    "Extra seats cost $6 per month on every paid plan.",
+)
+LIMITS = Passage(
+    6,
+    "limits#usage",
+    "limits",
+    "Limits",
+    "Usage limits",
+    "| Limit | Starter | Pro | Pro Plus |\n"
+    "|---|---|---|---|\n"
+    "| Projects | 5 | 50 | Unlimited |\n"
+    "| Storage | 10 GB | 100 GB | 1 TB |\n"
+    "| API calls per day | — | 10,000 | 100,000 |",
+)
+
+
+def test_the_row_the_question_names_in_full_answers_not_a_longer_or_shorter_one() -> None:
+    # Before: "Pro" and "Pro Plus" both answered each question.
+    assert answer_of("How much does Pro cost?", [PRICES, LIMITS]).answer == (
+        "Pro — Billed monthly: $29; Billed annually: $24. [5]"
+    )
+    assert answer_of("How much is Pro Plus billed annually?", [PRICES, LIMITS]).answer == (
+        "Pro Plus — Billed annually: $41. [5]"
+    )
+
+
+def test_the_column_the_question_names_in_full_answers_in_a_transposed_table() -> None:
+    assert answer_of("How much storage does Pro Plus include?", [PRICES, LIMITS]).answer == (
+        "Storage — Pro Plus: 1 TB. [6]"
+    )
+    assert answer_of("How many API calls per day on Pro?", [PRICES, LIMITS]).answer == (
+        "API calls per day — Pro: 10,000. [6]"
+    )
+
+
+def test_two_rows_that_share_a_word_are_told_apart_by_the_whole_name() -> None:
+    pair = Passage(7, "p#x", "p", "Pricing", "Plans", "| Plan | Price |\n|---|---|\n"
+                   "| Pro | $29 |\n| Pro Plus | $49 |")  # fmt: skip
+    assert answer_of("How much is Pro Plus?", [pair]).answer == "Pro Plus — Price: $49. [7]"
+    assert answer_of("How much does Pro cost?", [pair]).answer == "Pro — Price: $29. [7]"
