@@ -167,6 +167,17 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
         ),
         AnswerType.TIME,
     ),
+    # "Am I charged while my plan is paused?", "Will we be charged for guests?": whether,
+    # not how much; "you aren't charged" answers without a price ("how much will I be
+    # charged?" still asks for money).
+    (
+        re.compile(
+            r"^\s*(?:am|is|are|will|would|do|does|did|can|could|should|may|was|were)\b"
+            r"(?!.*\b(?:how much|what|which)\b)(?=.*\b(?:charged|charges? (?:me|us|you|them))\b)",
+            re.I | re.S,
+        ),
+        AnswerType.YES_NO,
+    ),
     # "When was dark mode added?", "when were the prices changed?": in the past, a
     # date ("12 March 2026"), not a span.
     (re.compile(r"\bwhen\s+(?:was|were)\b", re.I), AnswerType.DATE),
@@ -286,7 +297,7 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
         AnswerType.NUMBER,
     ),
     (
-        re.compile(r"^(?:is|are|can|could|does|do|did|will|should|may|has|have)\b", re.I),
+        re.compile(r"^(?:am|is|are|can|could|does|do|did|will|should|may|has|have)\b", re.I),
         AnswerType.YES_NO,
     ),
     (

@@ -832,7 +832,13 @@ class ExtractiveGenerator:
                 if u.kind == "item" and u.key == unit.key and u.position > unit.position
             ]
             if following:
-                return replace(chosen, text=f"{chosen.text} {_unnumbered(following[0].text)}")
+                after = _unnumbered(following[0].text)
+                # Items of a list written as one sentence ("…in the last 48 hours;")
+                # go on with a semicolon; steps each end as a sentence.
+                running = unit.text.rstrip().endswith((";", ","))
+                head = chosen.text
+                joined = f"{head}; {after}" if running else f"{_sentence(head)} {after}"
+                return replace(chosen, text=joined)
         return chosen
 
     def _whole_lists(self, question: str, chosen: list[ScoredUnit]) -> list[ScoredUnit]:
@@ -1017,8 +1023,11 @@ def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:
         return quoted
     if u.kind == "item" and u.key and len(words(u.key)) <= 25:
         # Joined to its lead-in the item reads as one sentence, where "1." would
-        # read as a value.
-        return f"{u.key} {_unnumbered(u.text)}"
+        # read as a value; an item that ends the way a list written as one sentence
+        # does ("you aren't charged;", "…a utility bill; or") ends as a sentence.
+        return f"{u.key} {_RUNNING_END.sub('', _unnumbered(u.text))}"
+    if u.kind == "item":
+        return _RUNNING_END.sub("", u.text) or u.text
     if u.kind == "sentence" and u.key:
         # A sentence that leans on the one before it is quoted with it (ragway/units.py).
         return f"{u.key} {u.text}"
@@ -1471,6 +1480,8 @@ def _names(question: str) -> set[str]:
     }
 
 
+# How an item of a list written as one sentence ends: "…read-only;", "…a bill; or".
+_RUNNING_END = re.compile(r"\s*[;,](?:\s*(?:and|or))?\s*$")
 _ITEM_END = re.compile(r"(?:[;,]\s*(?:and|or))?\s*[.;,]?\s*$")
 
 

@@ -25,6 +25,10 @@ from ragway.question import (
         # "How much is …" asks for money unless it names a quantity of something else.
         ("How much is the deposit for new clients?", AnswerType.AMOUNT),
         ("When does the download link expire?", AnswerType.DURATION),
+        # Whether one is charged, not how much: "you aren't charged" answers.
+        ("Am I charged while my plan is paused?", AnswerType.YES_NO),
+        ("Will we be charged for guests?", AnswerType.YES_NO),
+        ("How much will I be charged?", AnswerType.AMOUNT),
         # Opening hours: a time of day or the days, not a span.
         ("When is phone support open?", AnswerType.TIME),
         ("What are your support hours?", AnswerType.TIME),

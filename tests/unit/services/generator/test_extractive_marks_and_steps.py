@@ -175,3 +175,28 @@ def test_two_rows_that_share_a_word_are_told_apart_by_the_whole_name() -> None:
                    "| Pro | $29 |\n| Pro Plus | $49 |")  # fmt: skip
     assert answer_of("How much is Pro Plus?", [pair]).answer == "Pro Plus — Price: $49. [7]"
     assert answer_of("How much does Pro cost?", [pair]).answer == "Pro — Price: $29. [7]"
+
+
+PAUSE = Passage(
+    8,
+    "faq#pause",
+    "faq",
+    "FAQ",
+    "Can I pause my subscription?",
+    "Yes. You can pause a paid plan for up to 3 months once a year. While paused:\n\n"
+    "- your projects are read-only;\n- you aren't charged;\n- your data is kept.\n\n"
+    "To pause, go to **Billing → Pause plan**.",
+)
+
+
+def test_asked_whether_you_are_charged_a_sentence_without_a_price_answers() -> None:
+    # Before: "charged" asked for money, so the price rows outweighed "you aren't
+    # charged" and the question was refused on a 0.03 margin.
+    final = answer_of("Am I charged while my plan is paused?", [PRICES, PAUSE])
+    assert "While paused: you aren't charged. [8]" in final.answer
+
+
+def test_an_item_of_a_list_written_as_one_sentence_is_quoted_as_a_sentence() -> None:
+    # Before: "While paused: your projects are read-only;." — the item's own ";".
+    final = answer_of("What happens to my projects while paused?", [PRICES, PAUSE])
+    assert final.answer == "While paused: your projects are read-only. [8]"
