@@ -38,6 +38,48 @@ MIN_SIMILARITY = 0.2
 Similarity = Callable[[str, Sequence[str]], Sequence[float]]
 
 
+# Names help centres give one idea under several spellings, none the initials of the
+# others: "2FA" for a page about "two-step verification". Longest first, so "2-step
+# verification" is matched before "2-step".
+_SAME_IDEA: tuple[tuple[str, ...], ...] = (
+    (
+        "two-factor authentication",
+        "two-step verification",
+        "2-step verification",
+        "two-step authentication",
+        "2-step authentication",
+        "multi-factor authentication",
+        "two-factor",
+        "two-step",
+        "2-step",
+        "2FA",
+        "2SV",
+        "MFA",
+        "TFA",
+    ),
+)
+
+
+def same_idea(question: str, texts: Iterable[str]) -> str:
+    """The question with a name of ``_SAME_IDEA`` that no passage writes replaced by
+    the one the passages write ("Can admins force 2FA?" of a page that says
+    "two-step verification"); unchanged when the passages write none of them."""
+    corpus = " ".join(texts).lower()
+    for names in _SAME_IDEA:
+        written = next((n for n in names if _says(corpus, n.lower())), None)
+        if written is None:
+            continue
+        for name in names:
+            pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
+            if pattern.search(question) and not _says(corpus, name.lower()):
+                question = pattern.sub(written, question)
+    return question
+
+
+def _says(corpus: str, name: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", corpus) is not None
+
+
 def expand(question: str, texts: Iterable[str], similarity: Similarity) -> str:
     """The question with each acronym the passages do not write spelt out as they do."""
     found = [m for m in _ACRONYM.finditer(question) if m.group(1).lower() not in STOPWORDS]

@@ -265,7 +265,7 @@ class ExtractiveGenerator:
             question, spelling.vocabulary(texts), joined=spelling.compounds(texts)
         )
         # Embeds only for an acronym no passage writes: rare, and then a few short texts.
-        question = acronyms.expand(question, texts, self._cosines)
+        question = acronyms.expand(acronyms.same_idea(question, texts), texts, self._cosines)
         return acronyms.abbreviate(question, texts)
 
     def _cosines(self, text: str, others: Sequence[str]) -> list[float]:

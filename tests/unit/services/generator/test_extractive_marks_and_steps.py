@@ -200,3 +200,16 @@ def test_an_item_of_a_list_written_as_one_sentence_is_quoted_as_a_sentence() -> 
     # Before: "While paused: your projects are read-only;." — the item's own ";".
     final = answer_of("What happens to my projects while paused?", [PRICES, PAUSE])
     assert final.answer == "While paused: your projects are read-only. [8]"
+
+
+def test_2fa_is_asked_of_a_page_that_says_two_step_verification() -> None:
+    # Before: "The knowledge base does not cover “2FA”, so it cannot answer this."
+    security = Passage(
+        9, "security#2sv", "security", "Security", "Two-step verification",
+        "> **Note:** Admins can require two-step verification for everyone in the workspace "
+        "under **Security → Policies**.\n\nWhen you turn on two-step verification we show "
+        "you 10 backup codes. Each code works once.",
+    )  # fmt: skip
+    final = answer_of("Can admins force 2FA for everyone?", [PRICES, PAUSE, security])
+    assert final.verdict is Verdict.GROUNDED
+    assert "Admins can require two-step verification for everyone" in final.answer
