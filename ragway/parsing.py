@@ -229,6 +229,7 @@ class _HtmlBlocks(HTMLParser):
         self._resumes: int | None = None
         self._table: list[_Row] | None = None
         self._cell: list[str] | None = None
+        self._summary = False  # inside a <details> accordion's <summary>
 
     def _enter(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
         """Track the article and the chrome; False: the tag is inside chrome."""
@@ -311,6 +312,9 @@ class _HtmlBlocks(HTMLParser):
             self._definitions = []
         elif tag in ("dt", "dd") and self._definitions is not None:
             self._definition = []
+        elif tag == "summary":
+            self._flush()
+            self._summary = True
         elif tag == "table":
             self._flush()
             self._table = []
@@ -389,6 +393,16 @@ class _HtmlBlocks(HTMLParser):
             if rendered:
                 self.blocks.append(Block("list", "\n".join(rendered), units=rendered))
             self._definitions, self._term = None, ""
+        elif tag == "summary" and self._summary:
+            self._summary = False
+            text = " ".join("".join(self._text).split())
+            self._text = []
+            if text:
+                # An accordion's summary is the FAQ's question however it is written
+                # ("The car park was full and I missed my train"): labelled as one,
+                # it is read as the context of the answer below it, not as an answer.
+                asked = text if text.endswith("?") else f"Q: {text}"
+                self.blocks.append(Block("paragraph", asked))
         elif tag in ("td", "th", "tr"):
             self._close_cell()
         elif tag == "table" and self._table is not None:
@@ -474,16 +488,31 @@ class _HtmlBlocks(HTMLParser):
 
         # The first row is the header whether or not it used <th>: a table's
         # rows are only meaningful with their column names. Except where no cell is
-        # a <th> and the first row holds a number ("Support hours | 9am to 5pm"): that
-        # is a table of labelled values, every row of it data, and promoted to a
-        # header it named the next row's value "9am to 5pm".
-        labelled = not any(th for _, th, _ in rows) and any(
-            ch.isdigit() for cell in rows[0][0] for ch in cell
+        # a <th> and a cell of the first row reads as a value, not a column's name
+        # ("Support hours | 9am to 5pm", "How to pay | Lineside app, ParkLine app or
+        # pay machines (card and contactless only)"): that is a table of labelled
+        # values, every row of it data; promoted to a header, its value named every
+        # other row's value. A table of two columns without a <th> is one too ("Email |
+        # support@…", "Status page | status.…"): a header of two names is written
+        # with <th> where a page means one, and a label promoted to a header garbles
+        # every row, where a header read as data only loses two column names.
+        labelled = not any(th for _, th, _ in rows) and (
+            width == 2 or not all(_names_a_column(cell) for cell in rows[0][0])
         )
         head = [""] * width if labelled else rows[0][0]
         header = line(head) + "\n" + "|" + " --- |" * width
         body = tuple(line(cells) for cells, _, _ in (rows if labelled else rows[1:]))
         self.blocks.append(Block("table", "\n".join([header, *body]), units=body, header=header))
+
+
+def _names_a_column(cell: str) -> bool:
+    """Whether a cell reads as a column's name: a few words, no number, no sentence."""
+    return (
+        len(cell.split()) <= 4
+        and not any(ch.isdigit() for ch in cell)
+        and not any(mark in cell for mark in ',;()@/".')
+        and not cell.endswith((".", "!"))
+    )
 
 
 @dataclass

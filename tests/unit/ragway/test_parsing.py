@@ -206,11 +206,24 @@ def test_an_html_table_of_labelled_values_keeps_its_first_row_as_data() -> None:
         "Support hours — 9am to 5pm",
         "Phone — 0800 111 222",
     ]
-    # Column names written in <td>s, without a number, still head the table.
+    # Column names written in <td>s (a few words, no value) still head a wider table.
     named = parse_html(
-        "<table><tr><td>Plan</td><td>Seats</td></tr><tr><td>Team</td><td>25</td></tr></table>"
+        "<table><tr><td>Plan</td><td>Seats</td><td>Storage</td></tr>"
+        "<tr><td>Team</td><td>25</td><td>1 TB</td></tr></table>"
     )
-    assert [u.text for u in units(named.blocks[0].text)] == ["Team — Seats: 25"]
+    assert [u.text for u in units(named.blocks[0].text)] == ["Team — Seats: 25; Storage: 1 TB"]
+    # Two columns without a <th> are labels and values, whatever the first row says:
+    # "How to pay" as a header named every other row's value "Lineside app, …".
+    pairs = parse_html(
+        "<table><tr><td>How to pay</td><td>Lineside app or pay machines (card only)</td></tr>"
+        "<tr><td>Status page</td><td>status.tallyo.example</td></tr>"
+        "<tr><td>Longest stay</td><td>14 days</td></tr></table>"
+    )
+    assert [u.text for u in units(pairs.blocks[0].text)] == [
+        "How to pay — Lineside app or pay machines (card only)",
+        "Status page — status.tallyo.example",
+        "Longest stay — 14 days",
+    ]
 
 
 def test_an_html_paragraph_that_starts_with_an_asterisk_is_the_tables_footnote() -> None:
@@ -263,6 +276,23 @@ def test_html_cells_and_rows_whose_end_tags_are_left_out_are_kept() -> None:
 def test_a_headings_attribute_list_is_not_part_of_its_name() -> None:
     parsed = parse_markdown("# Billing\n\n## Refunds {#refunds}\n\nRefunds take 5 days.\n")
     assert [b.text for b in parsed.blocks if b.kind == "heading"] == ["Billing", "Refunds"]
+
+
+def test_an_accordions_summary_is_the_faqs_question_however_it_is_written() -> None:
+    # Before: "The car park was full and I missed my train" was a paragraph, quoted
+    # as an answer of its own, and the answer under it had no question as context.
+    html = (
+        "<details><summary>The car park was full and I missed my train</summary>"
+        "<p>We're sorry. Car park capacity isn't covered by Delay Repay.</p></details>"
+    )
+    blocks = parse_html(html).blocks
+    assert blocks[0] == Block("paragraph", "Q: The car park was full and I missed my train")
+    found = units("\n\n".join(b.text for b in blocks))
+    assert [u.text for u in found] == [
+        "We're sorry.",
+        "Car park capacity isn't covered by Delay Repay.",
+    ]
+    assert {u.asked for u in found} == {"The car park was full and I missed my train"}
 
 
 def test_html_steps_keep_their_numbers_and_definitions_their_terms() -> None:
