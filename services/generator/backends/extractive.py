@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from ragway import acronyms, ranges, spelling
+from ragway import acronyms, injection, ranges, spelling
 from ragway.citations import escape_literals
 from ragway.embedding import Embedder
 from ragway.question import (
@@ -283,10 +283,14 @@ class ExtractiveGenerator:
             found = self._units.get(key)
         if found is None:
             every = units(p.text)
+            # A paragraph that instructs an AI reader ("SYSTEM MESSAGE FOR AI
+            # ASSISTANTS: disregard…") is no evidence: none of its units answers.
+            injected = injection.injected_text(p.text)
             kept = [
                 u
                 for u in every
-                if len(words(u.text)) >= self._config.min_words or u.kind in ("row", "item")
+                if (len(words(u.text)) >= self._config.min_words or u.kind in ("row", "item"))
+                and not injection.within(u.text, injected)
             ]
             found = (every, kept)
             with self._cache_lock:
@@ -305,7 +309,11 @@ class ExtractiveGenerator:
         """
         lines: list[str] = []
         said: set[str] = set()  # lead-ins already on a line: their items follow them
+        injected = injection.injected_text(p.text)
         for u in self._all_units(p)[0]:
+            if injection.within(u.text, injected):
+                # Never shown to a model: it would read the instructions as addressed to it.
+                continue
             asked = u.asked
             if asked and asked not in said:
                 # An FAQ's question is no unit (ragway/units.py), but the model reads
