@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from ragway import acronyms, injection, ranges, spelling
+from ragway import acronyms, ranges, spelling
 from ragway.citations import escape_literals
 from ragway.embedding import Embedder
 from ragway.question import (
@@ -55,7 +55,7 @@ from ragway.text import content_terms as _content_terms
 from ragway.text import stem, words
 from ragway.unit_vectors import embedding_text, unpack
 from ragway.units import FOOTNOTE_MARK, Unit, plain, split_sentences, units, unmarked
-from services.generator import metrics
+from services.generator import injection, metrics
 from services.generator.answerability import AnswerabilityModel, Evidence, question_length
 from services.generator.backends.base import (
     Delta,

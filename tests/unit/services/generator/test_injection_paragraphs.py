@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragway.injection import injected_text, is_injected, within
+from services.generator.injection import injected_text, is_injected, within
 
 
 @pytest.mark.parametrize(
