@@ -178,9 +178,9 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
         ),
         AnswerType.YES_NO,
     ),
-    # "When was dark mode added?", "when were the prices changed?": in the past, a
-    # date ("12 March 2026"), not a span.
-    (re.compile(r"\bwhen\s+(?:was|were)\b", re.I), AnswerType.DATE),
+    # "When was dark mode added?", "when did the app start selling Flexi Season?": in
+    # the past, a date ("12 March 2026"), not a span.
+    (re.compile(r"\bwhen\s+(?:was|were|did)\b", re.I), AnswerType.DATE),
     # "How long does my password have to be?", "how long can a campervan be before I
     # pay extra?": a length in characters, metres or pages as often as in time, so
     # any number (never money) answers; not "how long can a client be restored".

@@ -331,6 +331,9 @@ _LEANS_BACK = re.compile(
 
 # A sentence in the asker's own voice.
 _ASKER = re.compile(r"\b(?:I(?:['\u2019](?:m|ve|d|ll))?|[Mm]y|[Mm]e)\b")
+# The same, where a capital "My" names a product ("Sign in to My Homestead.") unless
+# it opens the sentence ("My order is late.").
+_ASKER_OPENING = re.compile(r"\bI(?:['\u2019](?:m|ve|d|ll))?\b|\b(?:my|me)\b|^My\s+[a-z]")
 # The labels of an FAQ written as "Q: …? A: …": the page's layout, not its words.
 _QUESTION_LABEL = re.compile(r"^(?:Q|Question)\s*[:.]\s+", re.I)
 _ANSWER_LABEL = re.compile(r"^(?:A|Answer)\s*[:.]\s+")
@@ -350,6 +353,17 @@ def _sentence_units(sentences: list[str], asked: str, out: list[Unit]) -> str:
     # question, not a statement and a "Why?".
     labelled: list[str] | None = None
     continued = False  # the sentence before was the paragraph's question or its asker's
+    # The asker's own sentences that open a paragraph before its question ("**I left
+    # my bag on the train a few minutes ago. Can you stop it?**"): the question's too.
+    opening = 0
+    while (
+        opening < len(sentences) - 1
+        and _ASKER_OPENING.search(sentences[opening])
+        and not sentences[opening].endswith("?")
+    ):
+        opening += 1
+    if 0 < opening < len(sentences) and sentences[opening].endswith("?"):
+        sentences = [" ".join(sentences[: opening + 1]), *sentences[opening + 1 :]]
     for sentence in sentences:
         if _QUESTION_LABEL.match(sentence):
             labelled = []

@@ -25,6 +25,9 @@ from ragway.question import (
         # "How much is …" asks for money unless it names a quantity of something else.
         ("How much is the deposit for new clients?", AnswerType.AMOUNT),
         ("When does the download link expire?", AnswerType.DURATION),
+        # In the past, a date: release notes say "5.1 — 20 January 2026".
+        ("When did Tallyo add SAML single sign-on?", AnswerType.DATE),
+        ("When was dark mode added?", AnswerType.DATE),
         # Whether one is charged, not how much: "you aren't charged" answers.
         ("Am I charged while my plan is paused?", AnswerType.YES_NO),
         ("Will we be charged for guests?", AnswerType.YES_NO),

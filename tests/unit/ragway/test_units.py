@@ -207,6 +207,24 @@ def test_emoji_shortcodes_are_icons_and_a_tables_check_and_cross_are_its_marks()
     )
 
 
+def test_the_askers_sentences_before_an_faqs_question_are_the_question_too() -> None:
+    # Before: "I left my bag on the train a few minutes ago." was an answer unit, and
+    # "I left a nice umbrella on a train…" was answered with it.
+    found = units(
+        "**I left my bag on the train a few minutes ago. Can you stop it?**\n"
+        "We can't hold or search a train for lost property."
+    )
+    assert [(u.text, u.asked) for u in found] == [
+        (
+            "We can't hold or search a train for lost property.",
+            "I left my bag on the train a few minutes ago. Can you stop it?",
+        )
+    ]
+    # A product called "My Homestead" is no asker.
+    found = units("Sign in to My Homestead. Need help? Call us.")
+    assert [u.text for u in found] == ["Sign in to My Homestead.", "Call us."]
+
+
 def test_inline_code_is_kept_verbatim() -> None:
     # "<code>" in a command is a placeholder, not an HTML tag; "__init__" no emphasis.
     assert plain("Run `pclops carrier failover --carrier <code> --on` now.") == (
