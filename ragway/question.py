@@ -41,7 +41,9 @@ class AnswerType(StrEnum):
 
 
 _UNIT_DURATION = (
-    r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|business[\s-]days?)"
+    r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|"
+    # "10 working days", "3 banking days": British and banking pages count days so.
+    r"(?:business|working|calendar|banking|clear)[\s-]days?)"
 )
 # Currency codes written after an amount ("49 USD", "120 CHF"), and the signs.
 _CURRENCY = "USD|EUR|GBP|CHF|CAD|AUD|NZD|SEK|NOK|DKK|PLN|JPY|INR"

@@ -259,3 +259,10 @@ def test_a_time_is_a_time_of_day_the_days_or_an_offset_never_a_price() -> None:
     assert holds("Check-in closes 40 minutes before departure.", AnswerType.TIME)
     for text in ("It costs $12.99 a month.", "Version 2.50 is out.", "Call 0800 123 4567."):
         assert not holds(text, AnswerType.TIME), text
+
+
+def test_working_calendar_and_banking_days_are_durations() -> None:
+    # Before: "we aim to pay within 10 working days" held no duration, so "how long
+    # before Delay Repay pays?" weighed it as lacking what was asked.
+    for text in ("within 10 working days", "30 calendar days", "3 banking days", "2 clear days"):
+        assert holds(text, AnswerType.DURATION), text
