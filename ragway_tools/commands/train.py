@@ -303,6 +303,7 @@ _TUNING_SETS = [
     Path("eval/homecart/qa-tuning.yaml"),
     Path("eval/hostclub/qa-tuning.yaml"),
     Path("eval/harbourpad/qa-tuning.yaml"),
+    Path("eval/lineside/qa-tuning.yaml"),
 ]
 
 
