@@ -54,6 +54,14 @@ EMBEDDING_CACHE = Counter(
 )
 
 
+QUERY_VECTOR_CACHE = Counter(
+    "ragway_retriever_query_vector_cache_texts",
+    "Texts a search embedded (outcome=miss) or found in the query vector cache (hit).",
+    ["outcome"],
+    registry=REGISTRY,
+)
+
+
 WRITE_BATCHES = Counter(
     "ragway_retriever_write_embedding_batches",
     "Batches a live write embedded: session=wide on the bulk session while searches were "
@@ -74,6 +82,11 @@ def observe_embedding_cache(hits: int, misses: int) -> None:
         EMBEDDING_CACHE.labels("hit").inc(hits)
     if misses:
         EMBEDDING_CACHE.labels("miss").inc(misses)
+
+
+def observe_query_vector(outcome: str) -> None:
+    """``outcome``: "hit" or "miss" (services/retriever/query_vectors.py)."""
+    QUERY_VECTOR_CACHE.labels(outcome).inc()
 
 
 def announce_rerankers(loaded: Iterable[tuple[str, str, str]]) -> None:

@@ -5,6 +5,9 @@
                                         ▲
                their candidates ranked by best stored unit vector (hybrid only)
 
+A text embedded by an earlier search is not embedded again: its vector is kept in
+memory (``services/retriever/query_vectors.py``), and the embed stage is a lookup.
+
 A question with several parts ("How many seats does Business include and how
 long is the trash kept?", ``ragway.question.parts``) is also searched part by
 part, and every part's lists join the fusion: each part's best passages reach
@@ -42,6 +45,7 @@ from services.retriever import tracing
 from services.retriever.catalog import Build
 from services.retriever.fusion import reciprocal_rank_fusion, unit_ranking
 from services.retriever.model import AccessScope, Candidate, ChunkRecord
+from services.retriever.query_vectors import QueryVectorCache
 from services.retriever.rerank import Reranker
 
 T = TypeVar("T")
@@ -220,8 +224,12 @@ class HybridSearcher:
         skip_margin: float | None = None,
         rerank_weight: float = 1.0,
         unit_fusion: bool = True,
+        query_vectors: QueryVectorCache | None = None,
     ) -> None:
         self._embedder = embedder
+        # The vectors of texts embedded before (services/retriever/query_vectors.py);
+        # None: every text is embedded.
+        self._query_vectors = QueryVectorCache(0) if query_vectors is None else query_vectors
         self._unit_fusion = unit_fusion
         self._executor = executor
         # Which reranker a search of a tenant gets when it names none: the server
@@ -288,7 +296,10 @@ class HybridSearcher:
             model = self._embedder.model_id
             attributes = tracing.embeddings_attributes(model, part)
             with stages.span(f"embeddings {model}", attributes) as s:
-                vector: Vectors = self._embedder.embed([text])[0]
+                # A vector kept from an earlier search: the span (and the stage's
+                # timing) is then the lookup's, and says so.
+                vector, cached = self._query_vectors.vector(self._embedder, text)
+                s.set_attribute("ragway.embeddings.cached", cached)
                 s.set_attribute("gen_ai.embeddings.dimension.count", int(vector.shape[0]))
             embedded[text] = vector
             return vector

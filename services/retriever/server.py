@@ -27,6 +27,7 @@ from services.retriever.catalog_store import (
     CatalogUnavailableError,
     FileCatalogStore,
 )
+from services.retriever.query_vectors import QueryVectorCache
 from services.retriever.rerank import (
     OnnxCrossEncoderReranker,
     Reranker,
@@ -133,6 +134,9 @@ def create_server(settings: RetrieverSettings) -> RetrieverServer:
         skip_margin=settings.rerank_skip_margin,
         rerank_weight=settings.rerank_weight,
         unit_fusion=settings.unit_fusion,
+        query_vectors=QueryVectorCache(
+            settings.query_vector_cache_entries, metrics.observe_query_vector
+        ),
     )
     server = grpc.aio.server(
         options=SERVER_OPTIONS,

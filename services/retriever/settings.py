@@ -96,6 +96,10 @@ class RetrieverSettings(RedisClientSettings):
     # (ragway/embedding_cache.py), so a new build of mostly unchanged documents embeds
     # only what changed. At most this many vectors (about 1.6 KB each on disk); 0: off.
     embedding_cache_rows: int = Field(default=500_000, ge=0, le=50_000_000)
+    # The vectors of texts searches embedded, kept in memory by model and text
+    # (services/retriever/query_vectors.py), so a question asked again is not embedded
+    # again. At most this many (about 2 KB each); 0: off.
+    query_vector_cache_entries: int = Field(default=4096, ge=0, le=1_000_000)
     shutdown_grace_s: float = Field(default=5.0, ge=0, le=120)
 
     # Search backends (docs/deployment.md). The defaults are the embedded engines

@@ -2,7 +2,8 @@
 
     /ragway.v1.Retriever/Search     gRPC server span (the instrumentation's)
       └─ retrieval                  gen_ai.operation.name=retrieval, top_k, build, RRF k
-          ├─ embeddings <model>     gen_ai.operation.name=embeddings (per query part)
+          ├─ embeddings <model>     gen_ai.operation.name=embeddings (per query part),
+          │                         ragway.embeddings.cached: the vector was kept, no model ran
           ├─ ragway.dense           candidates found
           ├─ ragway.sparse          candidates found
           ├─ ragway.fuse            fused candidates, RRF k

@@ -83,6 +83,11 @@ def test_a_grounded_and_a_refused_run_move_the_counters_of_every_service(
     assert moved("retriever", search, mode="hybrid") >= 2
     for stage in ("sparse", "dense", "embed"):
         assert moved("retriever", "ragway_retriever_stage_duration_seconds_count", stage=stage) >= 2
+    # Each question's text was looked up among the kept vectors (a hit when another
+    # test on this stack asked it before, else a miss), at least once.
+    kept = "ragway_retriever_query_vector_cache_texts_total"
+    looked_up = moved("retriever", kept, outcome="hit") + moved("retriever", kept, outcome="miss")
+    assert looked_up >= len(questions)
 
     assert moved("generator", "ragway_generator_answers_total", verdict="grounded") >= 1
     # The demo build stores every chunk's unit vectors, and the generator uses them: it
