@@ -299,6 +299,11 @@ class ExtractiveGenerator:
                     self._units.popitem(last=False)
         return found
 
+    def withheld(self, p: Passage) -> int:
+        """How many of the passage's units ``standalone_text`` leaves out as injected."""
+        injected = injection.injected_text(p.text)
+        return sum(injection.within(u.text, injected) for u in self._all_units(p)[0])
+
     def standalone_text(self, p: Passage) -> str:
         """The passage as its answer units, one per line, each readable on its own.
 

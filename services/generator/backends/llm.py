@@ -33,6 +33,7 @@ import contextlib
 import logging
 import math
 import time
+from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -183,7 +184,14 @@ class _Run:
             replace(p, text=self.gen.extractive.standalone_text(p)) for p in self.passages.values()
         ]
         prompt = self.gen.prompt.render(self.request.question, shown, policy.max_sentences)
-        for number, count in prompt.redacted.items():
+        # Withheld twice over: the units of a paragraph that instructs an AI reader are
+        # never shown (standalone_text), and a sentence that still addresses the model
+        # is redacted from what is (the prompt).
+        withheld = Counter(prompt.redacted)
+        withheld.update(
+            {p.number: n for p in self.passages.values() if (n := self.gen.extractive.withheld(p))}
+        )
+        for number, count in sorted(withheld.items()):
             self.notes.append(
                 Degradation(
                     "passage_instructions_removed",
