@@ -60,24 +60,27 @@ _SAME_IDEA: tuple[tuple[str, ...], ...] = (
 )
 
 
+def _named(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
+
+
+# Each name's pattern, compiled once: ``same_idea`` reads every question.
+_SAME_IDEA_PATTERNS = tuple(tuple((n, _named(n)) for n in names) for names in _SAME_IDEA)
+
+
 def same_idea(question: str, texts: Iterable[str]) -> str:
     """The question with a name of ``_SAME_IDEA`` that no passage writes replaced by
     the one the passages write ("Can admins force 2FA?" of a page that says
     "two-step verification"); unchanged when the passages write none of them."""
-    corpus = " ".join(texts).lower()
-    for names in _SAME_IDEA:
-        written = next((n for n in names if _says(corpus, n.lower())), None)
+    corpus = " ".join(texts)
+    for names in _SAME_IDEA_PATTERNS:
+        written = next((n for n, pattern in names if pattern.search(corpus)), None)
         if written is None:
             continue
-        for name in names:
-            pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
-            if pattern.search(question) and not _says(corpus, name.lower()):
+        for _, pattern in names:
+            if pattern.search(question) and not pattern.search(corpus):
                 question = pattern.sub(written, question)
     return question
-
-
-def _says(corpus: str, name: str) -> bool:
-    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", corpus) is not None
 
 
 def expand(question: str, texts: Iterable[str], similarity: Similarity) -> str:

@@ -239,7 +239,9 @@ class ExtractiveGenerator:
         self.ranker = ranker
         self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._cache_lock = threading.Lock()
-        self._units: OrderedDict[str, tuple[list[Unit], list[Unit]]] = OrderedDict()
+        # Per passage text: every unit, those that may answer, and the positions of
+        # the units an injected paragraph holds (services/generator/injection.py).
+        self._units: OrderedDict[str, tuple[list[Unit], list[Unit], frozenset[int]]] = OrderedDict()
         # Units embedded here rather than taken from the retriever (a counter for
         # tests and the metrics): near zero when the retriever stores unit vectors.
         self.embedded_units = 0
@@ -278,6 +280,11 @@ class ExtractiveGenerator:
 
     def _all_units(self, p: Passage) -> tuple[list[Unit], list[Unit]]:
         """Every unit of the passage, and those that may answer; parsed once per text."""
+        every, kept, _ = self._parsed(p)
+        return every, kept
+
+    def _parsed(self, p: Passage) -> tuple[list[Unit], list[Unit], frozenset[int]]:
+        """``_all_units`` and the positions of the injected units, parsed once per text."""
         key = p.text
         with self._cache_lock:
             found = self._units.get(key)
@@ -285,14 +292,15 @@ class ExtractiveGenerator:
             every = units(p.text)
             # A paragraph that instructs an AI reader ("SYSTEM MESSAGE FOR AI
             # ASSISTANTS: disregard…") is no evidence: none of its units answers.
-            injected = injection.injected_text(p.text)
+            text = injection.injected_text(p.text)
+            injected = frozenset(u.position for u in every if injection.within(u.text, text))
             kept = [
                 u
                 for u in every
                 if (len(words(u.text)) >= self._config.min_words or u.kind in ("row", "item"))
-                and not injection.within(u.text, injected)
+                and u.position not in injected
             ]
-            found = (every, kept)
+            found = (every, kept, injected)
             with self._cache_lock:
                 self._units[key] = found
                 while len(self._units) > 2_000:
@@ -301,8 +309,7 @@ class ExtractiveGenerator:
 
     def withheld(self, p: Passage) -> int:
         """How many of the passage's units ``standalone_text`` leaves out as injected."""
-        injected = injection.injected_text(p.text)
-        return sum(injection.within(u.text, injected) for u in self._all_units(p)[0])
+        return len(self._parsed(p)[2])
 
     def standalone_text(self, p: Passage) -> str:
         """The passage as its answer units, one per line, each readable on its own.
@@ -314,9 +321,9 @@ class ExtractiveGenerator:
         """
         lines: list[str] = []
         said: set[str] = set()  # lead-ins already on a line: their items follow them
-        injected = injection.injected_text(p.text)
-        for u in self._all_units(p)[0]:
-            if injection.within(u.text, injected):
+        every, _, injected = self._parsed(p)
+        for u in every:
+            if u.position in injected:
                 # Never shown to a model: it would read the instructions as addressed to it.
                 continue
             asked = u.asked
@@ -944,6 +951,7 @@ class ExtractiveGenerator:
                             _with_asked_value(selected, scored, kinds),
                             scored,
                             request.question,
+                            kinds,
                             self._config.max_sentences,
                         ),
                         request.question,
@@ -1561,7 +1569,11 @@ def _mark(s: ScoredUnit) -> int:
 
 
 def _marked_as_asked(
-    selected: list[ScoredUnit], scored: Sequence[ScoredUnit], question: str, most: int
+    selected: list[ScoredUnit],
+    scored: Sequence[ScoredUnit],
+    question: str,
+    kinds: Sequence[AnswerType],
+    most: int,
 ) -> list[ScoredUnit]:
     """For "which plans include SSO?", the rows whose cell says yes (for "which
     plans don't…", no) in place of the rows that say the opposite.
@@ -1573,7 +1585,8 @@ def _marked_as_asked(
     when a row of the same table says what is asked: otherwise the marks are the
     answer as they stand ("Which plans include SSO?" over a table where none does).
     """
-    if not _WHICH.match(question) or len(parts(question)) != 1:
+    # ``kinds``: one per part, as the scoring split the question.
+    if not _WHICH.match(question) or len(kinds) != 1:
         return selected
     marked = [s for s in selected if _mark(s)]
     if not marked:
