@@ -60,8 +60,10 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
     ),
     AnswerType.PERCENT: re.compile(r"\d[\d,.]*\s*(?:%|percent\b)", re.I),
     AnswerType.AMOUNT: re.compile(
-        # "$49", "49 USD", and the European "0,39 €" with the sign after the number.
-        rf"{_SIGN}\s?\d|\d[\d,.]*\s?(?:{_CURRENCY}|dollars?|euros?|pounds?)\b|\d[\d,.]*\s?{_SIGN}",
+        # "$49", "49 USD", and the European "0,39 €" with the sign after the number;
+        # "2.9% + 30¢" charges cents.
+        rf"{_SIGN}\s?\d|\d[\d,.]*\s?(?:{_CURRENCY}|dollars?|euros?|pounds?|cents?|pence)\b|"
+        rf"\d[\d,.]*\s?[{_SIGNS}¢]",
         re.I,
     ),
     AnswerType.SIZE: re.compile(

@@ -131,7 +131,11 @@ MAX_LISTED_ITEMS = 8
 # holding the asked strict kind, and a value said plainly before its release note, first.
 # 12: "how much" asks for any amount; a row key met only in the brand word is another
 # row; "24-hour" and "I" are no names; "how long can X be" asks for a length.
-POLICY_VERSION = "extractive-policy-13"
+# 13: ✓/✗ rows for "which …", steps asked by number, opening hours, a heading that
+# holds the asked value leads its quote, the row named in full wins.
+# 14: cents are an amount and a capital "US" names the country; a row that answers
+# two parts is quoted once with the cells of both.
+POLICY_VERSION = "extractive-policy-14"
 
 
 @dataclass(frozen=True, slots=True)
@@ -671,7 +675,14 @@ class ExtractiveGenerator:
             for k, queue in enumerate(queues):
                 while queue and taken[k] < per_part and len(chosen) < cap:
                     s = queue.pop(0)
-                    if any(_same_unit(s, c) or _near_duplicate(s.text, c.text) for c in chosen):
+                    same = next((i for i, c in enumerate(chosen) if _same_unit(s, c)), None)
+                    if same is not None:
+                        # One row answers two parts ("Can my dog stay in the car, and
+                        # how much is that?"): quoted once, with the cells of both.
+                        chosen[same] = _with_cells_of(chosen[same], s)
+                        taken[k] = max(taken[k], 1)
+                        continue
+                    if any(_near_duplicate(s.text, c.text) for c in chosen):
                         taken[k] = max(taken[k], 1)  # answered by a unit already chosen
                         continue
                     cost = len(words(s.text)) + 2
@@ -1122,6 +1133,32 @@ def _same_unit(a: ScoredUnit, b: ScoredUnit) -> bool:
     return a.passage.number == b.passage.number and a.position == b.position
 
 
+def _with_cells_of(kept: ScoredUnit, other: ScoredUnit) -> ScoredUnit:
+    """A row quoted for one part, with the cells another part quoted of it too.
+
+    Only plain cell quotes are merged: a quote that is more than its row's cells (a
+    footnote it points to) stays as it was.
+    """
+    unit = kept.unit
+    if unit is None or unit.kind != "row" or kept.text == other.text:
+        return kept
+    quoted = [_cells_in(unit, t) for t in (kept.text, other.text)]
+    if any(
+        unit.row_text(cells) != t for cells, t in zip(quoted, (kept.text, other.text), strict=True)
+    ):
+        return kept
+    return replace(kept, text=unit.row_text(sorted(set(quoted[0]) | set(quoted[1]))))
+
+
+def _cells_in(unit: Unit, text: str) -> list[int]:
+    """The cells (indexes, the key excluded) a row's quote says."""
+    return [
+        i
+        for i, (header, cell) in enumerate(unit.cells)
+        if i > 0 and cell and f"{header}: {cell}" in text
+    ]
+
+
 def _refusal(reason: RefusalReason, detail: str, evidence: float = 0.0) -> Final:
     return Final(
         answer="",
@@ -1172,7 +1209,15 @@ def question_terms(text: str) -> set[str]:
     numbered list, which says "2." rather than "second step", so they are no subject
     the passages lack (``_ordinal`` still reads them)."""
     asking = _HOURS_OF.sub(r"\1", _ASKING.sub(" ", text))
-    return set(content_terms(_ORDINAL.sub(" ", asking)) - _FILLER)
+    terms = set(content_terms(_ORDINAL.sub(" ", asking)) - _FILLER)
+    if _COUNTRY_US.search(text):
+        # "a US card" names a country, as the page's "(US cards)" does; "us" the
+        # pronoun is filler.
+        terms.add("us")
+    return terms
+
+
+_COUNTRY_US = re.compile(r"\bUS\b|\bU\.S\.")
 
 
 # Bounded: every answer reads the terms of every unit of its passages, and popular

@@ -107,6 +107,10 @@ def test_holds_recognises_values() -> None:
     assert holds("Ad-hoc charging: 0,59 €/kWh", AnswerType.AMOUNT)
     assert holds("The annual plan is 120 CHF.", AnswerType.AMOUNT)
     assert not holds("Ad-hoc charging: 0,59 €/kWh", AnswerType.NUMBER)
+    # A card fee charges cents: "2.9% + 30¢" answers "what's the processing fee?".
+    assert holds("US cards — Provider fee: 2.9% + 30¢", AnswerType.AMOUNT)
+    assert holds("Each text message costs 4 cents.", AnswerType.AMOUNT)
+    assert not holds("US cards — Provider fee: 2.9%", AnswerType.AMOUNT)
     # "How much" is answered by money as by any other amount; words alone are not one.
     assert holds("New companies can pay up to $50,000 per run.", AnswerType.QUANTITY)
     assert holds("Free — Guests: unlimited", AnswerType.QUANTITY)

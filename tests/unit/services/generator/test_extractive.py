@@ -1227,3 +1227,11 @@ def test_a_sentence_that_only_shares_an_identifier_with_another_is_no_release_no
     )  # fmt: skip
     final = answer_of("An API call failed with BW-E2204. What does it mean?", [errors])
     assert "The slot is no longer available" in final.answer
+
+
+def test_us_in_capitals_names_the_country_and_us_the_pronoun_nothing() -> None:
+    # "a US card" was read as the pronoun "us", so the question named no row of a
+    # table keyed "Cards (US cards)" / "International cards".
+    assert "us" in question_terms("What's the processing fee for a US card?")
+    assert "us" in question_terms("Do you ship to the U.S.?")
+    assert "us" not in question_terms("Can you send us the invoice again?")
