@@ -134,7 +134,7 @@ MAX_LISTED_ITEMS = 8
 # 13: ✓/✗ rows for "which …", steps asked by number, opening hours, a heading that
 # holds the asked value leads its quote, the row named in full wins.
 # 14: cents are an amount and a capital "US" names the country; a row that answers
-# two parts is quoted once with the cells of both.
+# two parts is quoted once with the cells of both; "e-bike" is one term.
 POLICY_VERSION = "extractive-policy-14"
 
 
@@ -1228,8 +1228,13 @@ _COUNTRY_US = re.compile(r"\bUS\b|\bU\.S\.")
 def content_terms(text: str) -> frozenset[str]:
     """The content terms the selection compares: hyphenated words as their parts,
     and every way of saying that something may not be done as one term."""
-    text = _NOT_ALLOWED.sub(" cannot ", text)
+    text = _E_PREFIX.sub("e", _NOT_ALLOWED.sub(" cannot ", text))
     return frozenset(_content_terms(_THOUSANDS.sub("", _WORD_HYPHEN.sub(" ", text))))
+
+
+# "e-bike", "e bike" and "ebike" are one thing, and not a bike of any kind: split at
+# the hyphen, "e-scooters" met "can I bring my bike" on "bike" alone.
+_E_PREFIX = re.compile(r"\b(?:e[-\s]|E-)(?=[a-z]{3,})")
 
 
 # "What are guests not allowed to do?" is answered by "Guests cannot: install apps":

@@ -8,6 +8,7 @@ a pet-travel table whose one row says both whether and how much.
 from __future__ import annotations
 
 from services.generator.backends.base import Passage
+from services.generator.backends.extractive import content_terms, question_terms
 from tests.unit.services.generator.test_extractive import answer_of
 
 FEES = Passage(
@@ -76,3 +77,48 @@ def test_one_row_that_answers_two_parts_is_quoted_with_the_cells_of_both() -> No
     assert "Stay in your vehicle — " in final.answer
     assert "Price each way: £20" in final.answer, final.answer
     assert final.answer.count("Stay in your vehicle") == 1, final.answer
+
+
+BIKES = Passage(
+    1,
+    "bikes#what",
+    "bikes",
+    "Taking a bike on the train",
+    "What you can and can't bring",
+    "**Allowed:**\n\n"
+    "- standard bikes, including e-bikes whose motor cuts out at 25 km/h,\n"
+    "- folding bikes, folded, with wheels of 20 inches or less, which don't count as a bike"
+    " space,\n"
+    "- children's bikes and balance bikes.\n\n"
+    "**Not allowed on trains or in stations:**\n\n"
+    "- tandems, tricycles, recumbents and cargo bikes,\n"
+    "- bikes with trailers attached (a folded trailer can travel as luggage),\n"
+    "- e-scooters, hoverboards, e-unicycles and electric skateboards, even when folded or"
+    " switched off,\n  because of the risk of battery fires.\n\n"
+    "> **Warning:** Staff will refuse travel to anyone carrying an e-scooter. Mobility scooters"
+    " are different; see Passenger assistance.\n",
+)
+BIKES_INTRO = Passage(
+    2,
+    "bikes#intro",
+    "bikes",
+    "Taking a bike on the train",
+    "",
+    "Bikes travel free on our trains, but space is limited and, on the Coast Line in summer,\n"
+    "you'll need a reservation. Folding bikes are welcome on any train as long as they're folded\n"
+    "before you board. Please let people off the train first and keep your bike with you.",
+)
+
+
+def test_e_bike_is_one_thing_however_it_is_written() -> None:
+    assert "ebik" in content_terms("standard bikes, including e-bikes")
+    assert question_terms("can i bring my e bike") == question_terms("can I bring my ebike")
+    # Split at the hyphen, an e-scooter was a "scooter" and an "e"; now it is no bike.
+    assert content_terms("e-scooters") == {"escoot"}
+    assert content_terms("Plan E costs more") == {"plan", "cost"}
+
+
+def test_asked_about_an_e_bike_the_line_that_allows_e_bikes_answers() -> None:
+    # Before: the "Not allowed" items, which say "bikes" as often, were quoted first.
+    final = answer_of("can i bring my e bike on the train or nah", [BIKES, BIKES_INTRO])
+    assert final.answer.startswith("Allowed: standard bikes, including e-bikes"), final.answer
