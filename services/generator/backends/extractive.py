@@ -134,7 +134,8 @@ MAX_LISTED_ITEMS = 8
 # 13: ✓/✗ rows for "which …", steps asked by number, opening hours, a heading that
 # holds the asked value leads its quote, the row named in full wins.
 # 14: cents are an amount and a capital "US" names the country; a row that answers
-# two parts is quoted once with the cells of both; "e-bike" is one term.
+# two parts is quoted once with the cells of both; "e-bike" is one term; "See <page>."
+# is never quoted.
 POLICY_VERSION = "extractive-policy-14"
 
 
@@ -403,7 +404,7 @@ class ExtractiveGenerator:
         ``known``: vectors of question texts already embedded with this backend's
         model (``known_vectors``); a part whose text is among them is not embedded.
         """
-        candidates = [(p, u) for p in passages for u in self._passage_units(p)]
+        candidates = [(p, u) for p in passages for u in self._passage_units(p) if not _pointer(u)]
         if not candidates:
             return []
         question = self.repaired(question, passages)
@@ -1127,6 +1128,20 @@ def _restates(change: ScoredUnit, current: ScoredUnit) -> bool:
 def _best_supported(scored: Sequence[ScoredUnit]) -> ScoredUnit:
     """The unit with the most support (the first, unless a ranker orders them)."""
     return max(scored, key=lambda s: s.support)
+
+
+# "See Delay Repay compensation.", "For details, see Fees and charges.": a sentence
+# that only sends the reader to another page, named by its title. It shares the
+# question's words (the page's name) and says nothing, so it is never an answer; "See
+# your invoices under Billing → Invoices" says where, and stays.
+_POINTER = re.compile(
+    r"^(?:(?i:for|to)\s[^,.]{1,60},\s+)?(?i:please\s+)?(?i:see)\s+(?i:also:?\s+)?(?:the\s+)?"
+    r"[A-Z][\w'\u2019&-]*(?:\s+[\w'\u2019&-]+){0,7}\.?$"
+)
+
+
+def _pointer(u: Unit) -> bool:
+    return u.kind == "sentence" and _POINTER.match(u.text) is not None and not _has_digit(u.text)
 
 
 def _same_unit(a: ScoredUnit, b: ScoredUnit) -> bool:

@@ -7,8 +7,9 @@ a pet-travel table whose one row says both whether and how much.
 
 from __future__ import annotations
 
+from ragway.units import Unit
 from services.generator.backends.base import Passage
-from services.generator.backends.extractive import content_terms, question_terms
+from services.generator.backends.extractive import _pointer, content_terms, question_terms
 from tests.unit.services.generator.test_extractive import answer_of
 
 FEES = Passage(
@@ -122,3 +123,35 @@ def test_asked_about_an_e_bike_the_line_that_allows_e_bikes_answers() -> None:
     # Before: the "Not allowed" items, which say "bikes" as often, were quoted first.
     final = answer_of("can i bring my e bike on the train or nah", [BIKES, BIKES_INTRO])
     assert final.answer.startswith("Allowed: standard bikes, including e-bikes"), final.answer
+
+
+DELAYED = Passage(
+    1,
+    "status#delayed",
+    "status",
+    "Live running and service status",
+    "If you're delayed",
+    "Keep your ticket. You can claim **Delay Repay** if you arrive 15 minutes or more late. See\n"
+    "[Delay Repay compensation](https://www.example.com/help/delay-repay).",
+)
+CLAIMS = Passage(
+    2,
+    "delay-repay#claim",
+    "delay-repay",
+    "Delay Repay compensation",
+    "How do I make a claim?",
+    "1. Go to the Delay Repay page or open **Delay Repay** in the app.\n"
+    "2. Enter the date, the train and your ticket.\n\n"
+    "How long it takes: we aim to pay within 10 working days.",
+)
+
+
+def test_a_sentence_that_only_names_another_page_is_never_quoted() -> None:
+    # Before: "See Delay Repay compensation." was quoted beside the answer: it says
+    # the question's words (the page's title) and nothing else.
+    final = answer_of("How do I claim Delay Repay?", [DELAYED, CLAIMS])
+    assert "See Delay Repay compensation" not in final.answer, final.answer
+    assert _pointer(Unit("sentence", 0, "For details, see Fees and charges."))
+    # A sentence that says where something is answers "where", and stays a candidate.
+    assert not _pointer(Unit("sentence", 0, "See your invoices under Billing → Invoices."))
+    assert not _pointer(Unit("sentence", 0, "See your invoices under Billing."))
