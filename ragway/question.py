@@ -475,13 +475,16 @@ def _phone_like(found: str) -> bool:
 _ASKS_BOUND = re.compile(
     r"\b(?:max(?:imum)?|min(?:imum)?|longest|shortest|largest|biggest|smallest|highest|"
     r"lowest|most|fewest|limits?|cap|up to|at most|at least|how (?:long|many|much|big|large|"
-    r"early|late|far|old)\b.*\bcan)\b",
+    r"early|late|far|old)\b.*\bcan|deadline|by when|"
+    # "How long do I have to claim?" asks for the time limit, not how long it takes.
+    r"how (?:long|much time) (?:do|does|will|would) \w+ have to (?!be\b)|how long have \w+ got)\b",
     re.I,
 )
 _STATES_BOUND = re.compile(
     r"\b(?:up to|at most|at least|max(?:imum)?|min(?:imum)?|no (?:more|fewer|less|later|"
     r"earlier) than|or (?:fewer|less|more)|limit(?:ed)? (?:to|of|is)|cannot exceed|as (?:many|"
-    r"much|long) as|capped at)\b|\bfrom \d[\d,.]* to \d|\bbetween \d[\d,.]* and \d",
+    r"much|long) as|capped at|time limit|deadline)\b|\bfrom \d[\d,.]* to \d|"
+    r"\bbetween \d[\d,.]* and \d",
     re.I,
 )
 

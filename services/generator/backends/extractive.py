@@ -135,7 +135,7 @@ MAX_LISTED_ITEMS = 8
 # holds the asked value leads its quote, the row named in full wins.
 # 14: cents are an amount and a capital "US" names the country; a row that answers
 # two parts is quoted once with the cells of both; "e-bike" is one term; "See <page>."
-# is never quoted.
+# is never quoted; "how long do I have to claim" asks for a time limit.
 POLICY_VERSION = "extractive-policy-14"
 
 

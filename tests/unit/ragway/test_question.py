@@ -205,6 +205,13 @@ def test_how_early_and_how_late_ask_for_a_duration() -> None:
         ("What's the maximum session length?", True),
         ("How do I export my data?", False),
         ("Which roles can export data?", False),
+        # "How long do I have to claim?" asks for the time limit, not how long a claim
+        # takes; "how long do I have to be idle" asks how long, no limit.
+        ("How long do I have to claim by hand if it doesn't cover me?", True),
+        ("How long have I got to send the Hub back?", True),
+        ("What's the deadline for a refund request?", True),
+        ("How long does a refund take?", False),
+        ("How long do I have to be idle before my phone buzzes?", False),
     ],
 )
 def test_a_question_after_a_limit_is_recognised(question: str, asks: bool) -> None:
@@ -219,9 +226,12 @@ def test_the_ways_a_page_states_a_limit() -> None:
         "Between 2 and 8 co-hosts.",
         "Uploads are limited to 750 MB.",
         "No more than 5 exports run at once.",
+        "Time limit: 28 days after the day you travelled",
+        "The deadline is the 5th of the month.",
     ):
         assert states_bound(text), text
     assert not states_bound("Export files stay available for download for 5 days.")
+    assert not states_bound("How long it takes: we aim to pay within 10 working days")
 
 
 def test_a_part_that_points_back_is_read_with_the_part_before_it() -> None:

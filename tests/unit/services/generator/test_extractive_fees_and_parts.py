@@ -10,7 +10,7 @@ from __future__ import annotations
 from ragway.units import Unit
 from services.generator.backends.base import Passage
 from services.generator.backends.extractive import _pointer, content_terms, question_terms
-from tests.unit.services.generator.test_extractive import answer_of
+from tests.unit.services.generator.test_extractive import GEN, answer_of
 
 FEES = Passage(
     1,
@@ -155,3 +155,26 @@ def test_a_sentence_that_only_names_another_page_is_never_quoted() -> None:
     # A sentence that says where something is answers "where", and stays a candidate.
     assert not _pointer(Unit("sentence", 0, "See your invoices under Billing → Invoices."))
     assert not _pointer(Unit("sentence", 0, "See your invoices under Billing."))
+
+
+CLAIM_LIMITS = Passage(
+    1,
+    "delay-repay#claim",
+    "delay-repay",
+    "Delay Repay compensation",
+    "How do I make a claim?",
+    "1. Open **Delay Repay** in the app.\n"
+    "2. Enter the date, the train and your ticket.\n"
+    "3. Choose how you'd like to be paid.\n\n"
+    "- **How long it takes:** we aim to pay within 10 working days.\n"
+    "- **Time limit:** 28 days after the day you travelled.\n",
+)
+
+
+def test_how_long_do_i_have_to_asks_for_the_time_limit() -> None:
+    # Before: "How long it takes: we aim to pay within 10 working days" (a duration
+    # too, but of the payment) came first, and the time limit was left out.
+    question = "How long do I have to claim by hand if Auto Delay Repay does not cover me?"
+    assert GEN.score(question, [CLAIM_LIMITS])[0].text.startswith("Time limit:")
+    final = answer_of(question, [CLAIM_LIMITS])
+    assert "Time limit: 28 days after the day you travelled" in final.answer, final.answer
