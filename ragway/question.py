@@ -201,6 +201,9 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             r"how (?:long|soon|often|frequently|far back|far in advance|old|fast|quickly|"
             r"early|late)",
             "how much time",
+            # "How much notice do I need to give?": how long before ("at least 2 hours").
+            r"how much (?:advance )?(?:notice|warning)",
+            r"how far ahead",
             # "When does the link expire?", "when does that money come back?": in how
             # long ("7 days", "3 working days"); not "when I'm offline, how much…".
             r"when (?:does|do|is|are|will|would|can|should|did|must)",

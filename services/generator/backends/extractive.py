@@ -135,7 +135,8 @@ MAX_LISTED_ITEMS = 8
 # holds the asked value leads its quote, the row named in full wins.
 # 14: cents are an amount and a capital "US" names the country; a row that answers
 # two parts is quoted once with the cells of both; "e-bike" is one term; "See <page>."
-# is never quoted; "how long do I have to claim" asks for a time limit.
+# is never quoted; "how long do I have to claim" asks for a time limit; "how much
+# notice" asks for a duration.
 POLICY_VERSION = "extractive-policy-14"
 
 
@@ -1190,7 +1191,9 @@ def _refusal(reason: RefusalReason, detail: str, evidence: float = 0.0) -> Final
 # get", "if we just don't". A passage that answers need not contain them, so they
 # neither count as covered nor as missing.
 _ASKING = re.compile(
-    r"\b(?:how (?:long|many|much|often|frequently|regularly|soon|quickly|far|big|large)"
+    # "how much notice" first: as a whole it asks how long before, as "how long" does.
+    r"\b(?:how much (?:advance )?(?:notice|warning)"
+    r"|how (?:long|many|much|often|frequently|regularly|soon|quickly|far|big|large)"
     r"|at what point|what point|up to|what time|what hours)\b",
     re.I,
 )

@@ -25,6 +25,8 @@ from ragway.question import (
         # "How much is …" asks for money unless it names a quantity of something else.
         ("How much is the deposit for new clients?", AnswerType.AMOUNT),
         ("When does the download link expire?", AnswerType.DURATION),
+        # How much notice is how long before: "at least 2 hours before your train".
+        ("How much notice do I need to give when booking assistance?", AnswerType.DURATION),
         # In the past, a date: release notes say "5.1 — 20 January 2026".
         ("When did Tallyo add SAML single sign-on?", AnswerType.DATE),
         ("When was dark mode added?", AnswerType.DATE),

@@ -178,3 +178,37 @@ def test_how_long_do_i_have_to_asks_for_the_time_limit() -> None:
     assert GEN.score(question, [CLAIM_LIMITS])[0].text.startswith("Time limit:")
     final = answer_of(question, [CLAIM_LIMITS])
     assert "Time limit: 28 days after the day you travelled" in final.answer, final.answer
+
+
+ASSIST = Passage(
+    1,
+    "assist#booking",
+    "assist",
+    "Passenger assistance",
+    "Booking ahead or turning up",
+    "| | |\n| --- | --- |\n"
+    "| Phone (free) | 0808 157 0134 |\n"
+    "| Book at least | 2 hours before your train |\n"
+    "| Turn up and go | Any staffed station, no booking needed |\n\n"
+    "If you book ahead, we'll meet you at the entrance or the ticket office at the time you agree.",
+)
+ASSIST_FAQ = Passage(
+    2,
+    "assist#faq",
+    "assist",
+    "Passenger assistance",
+    "Common questions",
+    "What if the help I booked doesn't turn up?\n\n"
+    "Call Passenger Assist on the number above at any time. If booked assistance fails, we'll\n"
+    "refund the full cost of your journey.",
+)
+
+
+def test_how_much_notice_asks_how_long_before() -> None:
+    # Before: refused, "notice" counted as a word the pages lack and "how much" asked
+    # for any quantity; the page says "Book at least 2 hours before your train".
+    assert "notic" not in question_terms("How much notice do I need to give?")
+    final = answer_of(
+        "How much notice do I need to give when booking Passenger Assist?", [ASSIST, ASSIST_FAQ]
+    )
+    assert "2 hours before your train" in final.answer, final.answer
