@@ -398,10 +398,32 @@ def parts(question: str) -> list[QuestionPart]:
     pieces = [p.strip(" ?,;") for p in _PART_SPLIT.split(question.strip())]
     pieces = [p for p in pieces if p]
     if len(pieces) == 1:
-        pieces = _shared_question_word(question.strip()) or pieces
+        pieces = _shared_question_word(question.strip()) or _comma_question(pieces[0]) or pieces
     if len(pieces) > 1 and all(_QUESTION_WORD.search(p) and len(p.split()) >= 3 for p in pieces):
         return _with_antecedents(_resolve_ellipsis(pieces[:3]))
     return [QuestionPart(question.strip(), answer_type(question))]
+
+
+# "how many client logins on Studio, do they cost extra": a second question after a
+# comma, asked of what the first one names. Only after a first piece that is itself a
+# question ("how many …"), not a clause ("When I cancel, do I get a refund?").
+_COMMA_QUESTION = re.compile(
+    r",\s+(?=(?:do|does|did|is|are|can|will|would|could)\s+(?:they|it|i|we|you|these|those|that|"
+    r"this)\b)",
+    re.I,
+)
+_ASKS_FIRST = re.compile(
+    r"^(?:how|what(?:'s)?|which|who|why|(?:when|where)\s+(?:is|are|do|does|did|can|will|should)|"
+    r"is|are|can|do|does|did|will)\b",
+    re.I,
+)
+
+
+def _comma_question(question: str) -> list[str] | None:
+    pieces = [p.strip(" ?,;") for p in _COMMA_QUESTION.split(question, maxsplit=1)]
+    if len(pieces) == 2 and all(pieces) and _ASKS_FIRST.match(pieces[0]):
+        return pieces
+    return None
 
 
 # A part that points back at what the part before it is about: "… and how long will

@@ -93,6 +93,17 @@ def test_a_question_with_two_questions_in_it_has_two_parts() -> None:
     assert found[1].answer_type is AnswerType.DURATION
 
 
+def test_a_second_question_after_a_comma_is_a_part_of_its_own() -> None:
+    # Written without "and" or a question mark: before, one part that asked for an
+    # amount, so "Client logins are free, up to … 25 on Studio" lacked one and was refused.
+    found = parts("how many client portal logins on studio, do they cost extra")
+    assert [p.answer_type for p in found] == [AnswerType.NUMBER, AnswerType.AMOUNT]
+    assert found[1].text.endswith("do they cost extra")
+    # A clause before the comma is no question of its own.
+    assert len(parts("When I cancel, do I get a refund?")) == 1
+    assert len(parts("If I upgrade, do I lose my data?")) == 1
+
+
 def test_a_single_question_with_and_in_it_stays_whole() -> None:
     assert len(parts("Can I export and delete my data?")) == 1
     assert len(parts("What are the storage and member limits on Starter?")) == 1
