@@ -25,8 +25,10 @@ passages write it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 
 from ragway.text import STOPWORDS, words
 
@@ -72,15 +74,47 @@ def same_idea(question: str, texts: Iterable[str]) -> str:
     """The question with a name of ``_SAME_IDEA`` that no passage writes replaced by
     the one the passages write ("Can admins force 2FA?" of a page that says
     "two-step verification"); unchanged when the passages write none of them."""
-    corpus = " ".join(texts)
-    for names in _SAME_IDEA_PATTERNS:
-        written = next((n for n, pattern in names if pattern.search(corpus)), None)
+    for names, (written, present) in zip(
+        _SAME_IDEA_PATTERNS, _written_names(tuple(texts)), strict=True
+    ):
         if written is None:
             continue
-        for _, pattern in names:
-            if pattern.search(question) and not pattern.search(corpus):
+        for name, pattern in names:
+            if name not in present and pattern.search(question):
                 question = pattern.sub(written, question)
     return question
+
+
+@functools.lru_cache(maxsize=64)
+def _written_names(texts: tuple[str, ...]) -> tuple[tuple[str | None, frozenset[str]], ...]:
+    """For each group of ``_SAME_IDEA``, the first name the texts write (or None) and
+    every name they write; read once per set of texts (the same passages answer
+    question after question)."""
+    corpus = " ".join(texts)
+    folded = _folded(corpus)
+    out = []
+    for names in _SAME_IDEA_PATTERNS:
+        # A name whose letters the texts do not hold in that order is not looked for
+        # (each pattern scans the whole corpus).
+        present = frozenset(
+            n for n, pattern in names if n.lower() in folded and pattern.search(corpus)
+        )
+        out.append((next((n for n, _ in names if n in present), None), present))
+    return tuple(out)
+
+
+# The only characters beyond ASCII that an ASCII letter matches case-insensitively
+# (Python's ``re.I``): dotted and dotless I, the Kelvin sign, the long s.
+_NON_ASCII_CASES = (("\u0130", "i"), ("\u0131", "i"), ("\u212a", "k"), ("\u017f", "s"))
+
+
+def _folded(text: str) -> str:
+    """``text`` lower-cased so that wherever a ``_SAME_IDEA`` name (ASCII letters,
+    digits, hyphens, spaces) matches it case-insensitively, the name's lower case is
+    a substring."""
+    for letter, ascii_letter in _NON_ASCII_CASES:
+        text = text.replace(letter, ascii_letter)
+    return text.lower()
 
 
 def expand(question: str, texts: Iterable[str], similarity: Similarity) -> str:
@@ -158,17 +192,9 @@ def abbreviate(question: str, texts: Iterable[str]) -> str:
     "Western Australia" "WA"). Only where exactly one abbreviation fits, and never a
     function word ("AND", "NOT"), so a name the passages do not know stays unknown.
     """
-    corpus = list(texts)
-    capitals = {
-        m.group(0)
-        for text in corpus
-        for m in _ABBREVIATION.finditer(text)
-        if m.group(0).lower() not in STOPWORDS
-    }
+    capitals, written, joined = _abbreviations(tuple(texts))
     if not capitals:
         return question
-    written = {w for text in corpus for w in words(text)}
-    joined = " ".join(" ".join(words(text)) for text in corpus)
     out = question
     # Phrases first, longest first, so "New South Wales" is not read as "New" alone.
     for n in (4, 3, 2):
@@ -176,7 +202,24 @@ def abbreviate(question: str, texts: Iterable[str]) -> str:
     return _CAPITALISED.sub(lambda m: _prefixed(m.group(0), capitals, written), out)
 
 
-def _initials(question: str, n: int, capitals: set[str], joined: str) -> str:
+@functools.lru_cache(maxsize=64)
+def _abbreviations(corpus: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str], str]:
+    """The texts' capitals (no function word), their words, and their words joined by
+    spaces (empty when they write no capitals): read once per set of texts."""
+    capitals = frozenset(
+        m.group(0)
+        for text in corpus
+        for m in _ABBREVIATION.finditer(text)
+        if m.group(0).lower() not in STOPWORDS
+    )
+    if not capitals:
+        return capitals, frozenset(), ""
+    written = frozenset(w for text in corpus for w in words(text))
+    joined = " ".join(" ".join(words(text)) for text in corpus)
+    return capitals, written, joined
+
+
+def _initials(question: str, n: int, capitals: AbstractSet[str], joined: str) -> str:
     pattern = re.compile(r"\b" + r"\s+".join([r"[A-Z][a-z]+"] * n) + r"\b")
 
     def swap(m: re.Match[str]) -> str:
@@ -191,7 +234,7 @@ def _initials(question: str, n: int, capitals: set[str], joined: str) -> str:
     return pattern.sub(swap, question)
 
 
-def _prefixed(word: str, capitals: set[str], written: set[str]) -> str:
+def _prefixed(word: str, capitals: AbstractSet[str], written: AbstractSet[str]) -> str:
     if len(word) < 5 or word.lower() in written:
         return word
     fits = [c for c in capitals if len(c) >= 3 and word.upper().startswith(c)]

@@ -132,8 +132,10 @@ def repair(
     one of them becomes the pair ("screenshare" → "screen sharing").
     """
     real = english_words() if dictionary is None else dictionary
-    forms = {w: (count, stem(w)) for w, count in known.items()}
-    stems = frozenset(s for _, s in forms.values())
+    # Each known word's count and stem, gathered at the first suspect word (most
+    # questions have none).
+    forms: dict[str, tuple[int, str]] | None = None
+    stems: frozenset[str] = frozenset()
     closest: dict[str, str | None] = {}  # a word repeated in the question is looked up once
     out: list[str] = []
     last = 0
@@ -144,6 +146,9 @@ def repair(
             fixed = None if word.lower() in known else short
         elif _suspect(word, m.start(), question, real):
             if word not in closest:
+                if forms is None:
+                    forms = {w: (count, stem(w)) for w, count in known.items()}
+                    stems = frozenset(s for _, s in forms.values())
                 closest[word] = _replacement(word.lower(), forms, stems, joined or {})
             fixed = closest[word]
         out.append(question[last : m.start()])

@@ -34,6 +34,7 @@ import re
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -42,6 +43,7 @@ import numpy.typing as npt
 from ragway import acronyms, ranges, spelling
 from ragway.citations import escape_literals
 from ragway.embedding import Embedder
+from ragway.lru import LruCache
 from ragway.question import (
     AnswerType,
     QuestionPart,
@@ -225,6 +227,46 @@ class ScoredUnit:
 ScoredSentence = ScoredUnit
 
 
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """What scoring and the answerability evidence read of one set of passages, whatever
+    the question: its terms, row and label keys, heading names, and which words it
+    knows even misspelt. Read once per set (``ExtractiveGenerator._reading``): both
+    read it for every question, and a question the set has not met still meets a set
+    that other questions retrieved."""
+
+    passage_terms: tuple[frozenset[str], ...]
+    vocabulary: frozenset[str]
+    everywhere: frozenset[str]
+    heading_names: frozenset[str]
+    units_of: tuple[list[Unit], ...]
+    row_keys: dict[int, dict[int, set[str]]]
+    label_keys: dict[int, dict[int, set[str]]]
+    # ``_known(term, vocabulary)`` by term, as the questions asked it (a scan of the
+    # whole vocabulary for a near spelling when the term is absent).
+    known: dict[str, bool]
+
+    def knows(self, term: str) -> bool:
+        found = self.known.get(term)
+        if found is None:
+            found = self.known[term] = _known(term, self.vocabulary)
+        return found
+
+    def absent(self, q_terms: set[str]) -> set[str]:
+        """The question's terms that no passage has, even misspelt (``_absent``)."""
+        return {t for t in q_terms if not self.knows(t)}
+
+
+# Passage sets whose reading is kept (a merged vocabulary of ~10 passages is ~100 KB).
+_READINGS_KEPT = 64
+
+
+def _lexicon_of(texts: tuple[str, ...]) -> tuple[dict[str, int], dict[str, str]]:
+    """The texts' words with their counts and their word pairs, as the spelling repair
+    reads them (shared: never changed)."""
+    return spelling.vocabulary(texts), spelling.compounds(texts)
+
+
 class ExtractiveGenerator:
     name = MODEL
 
@@ -254,9 +296,15 @@ class ExtractiveGenerator:
         # score() and evidence() ask for the same question over the same passages:
         # it is reworded (and any acronym embedded) once.
         self._worded = functools.lru_cache(maxsize=512)(self._as_the_passages_word_it)
+        # The passages' words and word pairs the repair reads, merged once per set of texts.
+        self._lexicon = functools.lru_cache(maxsize=_READINGS_KEPT)(_lexicon_of)
         # score() and evidence() weigh the same part's absent terms by their salience:
         # the question is embedded without each of its terms once.
         self._salient = functools.lru_cache(maxsize=512)(self._salience_of)
+        # Per set of passages (by number, title, heading and text): ``_Reading``.
+        self._readings: LruCache[tuple[tuple[int, str, str, str], ...], _Reading] = LruCache(
+            _READINGS_KEPT
+        )
 
     @property
     def min_support(self) -> float:
@@ -269,9 +317,11 @@ class ExtractiveGenerator:
         return self._worded(question, tuple(p.text for p in passages))
 
     def _as_the_passages_word_it(self, question: str, texts: tuple[str, ...]) -> str:
-        question = spelling.repair(
-            question, spelling.vocabulary(texts), joined=spelling.compounds(texts)
-        )
+        if spelling.suspects(question):
+            # A question of English words only is left as it is: its words and the
+            # passages' are not gathered to repair nothing.
+            known, joined = self._lexicon(texts)
+            question = spelling.repair(question, known, joined=joined)
         # Embeds only for an acronym no passage writes: rare, and then a few short texts.
         question = acronyms.expand(acronyms.same_idea(question, texts), texts, self._cosines)
         return acronyms.abbreviate(question, texts)
@@ -311,6 +361,28 @@ class ExtractiveGenerator:
                 self._units[key] = found
                 while len(self._units) > 2_000:
                     self._units.popitem(last=False)
+        return found
+
+    def _reading(self, passages: Sequence[Passage]) -> _Reading:
+        """The passages' ``_Reading``, read once per set (bounded)."""
+        key = tuple((p.number, p.title, p.section, p.text) for p in passages)
+        found = self._readings.get(key)
+        if found is None:
+            passage_terms = tuple(_passage_terms(p) for p in passages)
+            units_of = tuple(self._passage_units(p) for p in passages)
+            found = _Reading(
+                passage_terms=passage_terms,
+                vocabulary=frozenset().union(*passage_terms),
+                everywhere=_everywhere(passage_terms),
+                heading_names=frozenset(_heading_names(passages)),
+                units_of=units_of,
+                row_keys={p.number: _row_keys(u) for p, u in zip(passages, units_of, strict=True)},
+                label_keys={
+                    p.number: _label_keys(u) for p, u in zip(passages, units_of, strict=True)
+                },
+                known={},
+            )
+            self._readings.put(key, found)
         return found
 
     def withheld(self, p: Passage) -> int:
@@ -412,13 +484,12 @@ class ExtractiveGenerator:
         question_parts = parts(question)
         unit_vectors = self._unit_vectors(candidates)
         part_vectors = self._focused(question_parts, known or {})
-        passage_terms = [_passage_terms(p) for p in passages]
-        vocabulary = set().union(*passage_terms)
-        row_keys = {p.number: _row_keys(self._passage_units(p)) for p in passages}
-        everywhere = _everywhere(passage_terms)
-        label_keys = {p.number: _label_keys(self._passage_units(p)) for p in passages}
-        units_of = [self._passage_units(p) for p in passages]
-        heading_names = _heading_names(passages)
+        reading = self._reading(passages)
+        passage_terms = reading.passage_terms
+        row_keys = reading.row_keys
+        everywhere = reading.everywhere
+        label_keys = reading.label_keys
+        units_of = reading.units_of
         cfg = self._config
         w = cfg.semantic_weight
         scored: list[ScoredUnit] = []
@@ -437,12 +508,10 @@ class ExtractiveGenerator:
             # more paraphrases but also a forbidden question of the demo set's
             # held-out part (docs/generation.md), so they stay in.
             total_weight = sum(weights.values())
-            absent = _absent(q_terms, vocabulary)
+            absent = reading.absent(q_terms)
             missing_share = self._absent_meaning(part.text, q_terms, weights, absent)
             names = _question_names(part.text, q_terms)
-            names_missing = len(
-                _absent_names(part.text, q_terms, vocabulary, units_of, heading_names)
-            )
+            names_missing = len(_absent_names(part.text, q_terms, reading))
             cosines = unit_vectors @ part_vectors[n]
             quotes = [_quote(u, q_terms, part) for _, u in candidates]
             # A row answers with the cells asked about: it is also read that way,
@@ -715,19 +784,12 @@ class ExtractiveGenerator:
         )
         other = next((s.support for s in rivals if not _says_same(s.text, best.text)), 0.0)
         text = parts(question)[best.part].text
-        passage_terms = [_passage_terms(p) for p in passages]
+        reading = self._reading(passages)
         q_terms = question_terms(text)
-        weights = _term_weights(q_terms, passage_terms)
-        vocabulary = set().union(*passage_terms)
-        absent = _absent(q_terms, vocabulary)
+        weights = _term_weights(q_terms, reading.passage_terms)
+        absent = reading.absent(q_terms)
         said = [w for w in words(_WORD_HYPHEN.sub(" ", text)) if stem(w) in absent]
-        absent_names = _absent_names(
-            text,
-            q_terms,
-            vocabulary,
-            [self._passage_units(p) for p in passages],
-            _heading_names(passages),
-        )
+        absent_names = _absent_names(text, q_terms, reading)
         named = [w for w in _surface_words(text) if stem(w.lower()) in absent_names]
         # The names have a feature of their own; ``missing`` is the other words,
         # each as much as the question's meaning depends on it.
@@ -1450,11 +1512,6 @@ def _passage_terms(p: Passage) -> frozenset[str]:
     return _terms_of(p.title, p.section, p.text)
 
 
-def _absent(q_terms: set[str], vocabulary: set[str]) -> set[str]:
-    """The question's terms that no passage has, even misspelt."""
-    return {t for t in q_terms if not _known(t, vocabulary)}
-
-
 def _question_names(question: str, q_terms: set[str]) -> set[str]:
     """Stems of the names a question gives: capitalised words inside it ("Northwind",
     "Team plan") and identifiers ("LM-7002", "v2.3"), however they are written."""
@@ -1462,21 +1519,15 @@ def _question_names(question: str, q_terms: set[str]) -> set[str]:
     return names | {t for t in q_terms if _has_digit(t) and not _NUMBER.fullmatch(t)}
 
 
-def _absent_names(
-    question: str,
-    q_terms: set[str],
-    vocabulary: set[str],
-    passage_units: Sequence[Sequence[Unit]],
-    heading_names: set[str],
-) -> set[str]:
-    """The question's names that the evidence is not about.
+def _absent_names(question: str, q_terms: set[str], reading: _Reading) -> set[str]:
+    """The question's names that the evidence (``reading``) is not about.
 
     A name no passage knows, even misspelt, means the question is about another
     product, tenant or plan; so does a row the question names that no retrieved
     table has ("the Team plan" beside a table of Free, Pro and Business).
     """
-    absent = {t for t in _question_names(question, q_terms) if not _known(t, vocabulary)}
-    return absent | (_unknown_rows(question, passage_units) - heading_names)
+    absent = {t for t in _question_names(question, q_terms) if not reading.knows(t)}
+    return absent | (_unknown_rows(question, reading.units_of) - reading.heading_names)
 
 
 # Where a heading's own words start: "Memberships: Go, Plus and Max", "Plans > Max".
@@ -1862,7 +1913,7 @@ _SHORT_AMOUNT = re.compile(r"\d+(?:\.\d+)?(?:k|m|bn)")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?(?:st|nd|rd|th|am|pm|-[a-z]+)?")
 
 
-def _known(term: str, vocabulary: set[str]) -> bool:
+def _known(term: str, vocabulary: AbstractSet[str]) -> bool:
     """The term, or a spelling one or two edits away, is in some retrieved passage."""
     if term in vocabulary or _NUMBER.fullmatch(term) or _SHORT_AMOUNT.fullmatch(term):
         # A number is a value the question asks about or gives ("our uptime came in

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragway.acronyms import MIN_SIMILARITY, Similarity, abbreviate, expand, same_idea
+from ragway.acronyms import (
+    MIN_SIMILARITY,
+    Similarity,
+    _written_names,
+    abbreviate,
+    expand,
+    same_idea,
+)
 
 PAGES = (
     "Single sign-on is available on the Scale plan. All plans include an export.",
@@ -110,3 +117,20 @@ def test_a_name_for_the_same_sign_in_idea_is_written_as_the_passages_write_it() 
     # Written by the passages, or none of the names written: left as it is.
     assert same_idea("Is 2FA required?", ["Turn on 2FA under Security."]) == "Is 2FA required?"
     assert same_idea("Is 2FA required?", ["Codes have 6 digits."]) == "Is 2FA required?"
+
+
+def test_the_names_the_passages_write_are_found_whatever_their_case_or_letters() -> None:
+    assert same_idea("Can admins force 2FA?", ["Turn on TWO-STEP VERIFICATION."]) == (
+        "Can admins force two-step verification?"
+    )
+    # Beyond ASCII: the long s (U+017F) is an s to a case-insensitive match, and the text's
+    # other characters change nothing.
+    assert same_idea("Can admins force 2FA?", ["Turn on two-\u017ftep verification — now."]) == (
+        "Can admins force two-step verification?"
+    )
+    # A name the passages write is not replaced; none written: nothing is.
+    assert same_idea("Is 2FA on?", ["2FA and two-step verification"]) == "Is 2FA on?"
+    assert same_idea("Is 2FA on?", ["Single sign-on — SSO."]) == "Is 2FA on?"
+    ((written, present),) = _written_names(("Use 2-step verification (MFA).",))
+    assert written == "2-step verification"
+    assert present == {"2-step verification", "2-step", "MFA"}
