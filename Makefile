@@ -161,6 +161,8 @@ eval-answers: $(STAMP) ## The demo and the five help-centre QA sets through the 
 	$(BIN)/ragway eval answers --qa eval/harbourpad/qa-heldout.yaml
 	$(BIN)/ragway eval answers --qa eval/lineside/qa-tuning.yaml
 	$(BIN)/ragway eval answers --qa eval/lineside/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/fernhill/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/fernhill/qa-heldout.yaml
 
 .PHONY: eval-gate
 eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture retrieval, gated
@@ -180,6 +182,8 @@ eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture
 	$(BIN)/ragway eval answers --qa eval/harbourpad/qa-heldout.yaml --output var/eval/gate/harbourpad-heldout
 	$(BIN)/ragway eval answers --qa eval/lineside/qa-tuning.yaml --output var/eval/gate/lineside-tuning
 	$(BIN)/ragway eval answers --qa eval/lineside/qa-heldout.yaml --output var/eval/gate/lineside-heldout
+	$(BIN)/ragway eval answers --qa eval/fernhill/qa-tuning.yaml --output var/eval/gate/fernhill-tuning
+	$(BIN)/ragway eval answers --qa eval/fernhill/qa-heldout.yaml --output var/eval/gate/fernhill-heldout
 	$(BIN)/ragway eval retrieval --dataset tests/fixtures/beir-tiny --split all \
 	  --output var/eval/gate/retrieval
 	$(BIN)/ragway eval gate --config eval/gates.yaml

@@ -304,6 +304,7 @@ _TUNING_SETS = [
     Path("eval/hostclub/qa-tuning.yaml"),
     Path("eval/harbourpad/qa-tuning.yaml"),
     Path("eval/lineside/qa-tuning.yaml"),
+    Path("eval/fernhill/qa-tuning.yaml"),
 ]
 
 

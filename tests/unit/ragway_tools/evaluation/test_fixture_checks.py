@@ -15,10 +15,11 @@ ROOT = Path(__file__).resolve().parents[4]
 FIXTURES = ["helpcentre", "supportdesk", "servicehub", "homecart", "hostclub", "harbourpad"]
 
 
-@pytest.mark.parametrize("fixture", [*FIXTURES, "lineside"])
+@pytest.mark.parametrize("fixture", [*FIXTURES, "lineside", "fernhill"])
 def test_the_fixture_passes_its_checker(fixture: str) -> None:
-    # Each fixture's own check.py: eval/lineside's reads its HTML pages as text
-    # before the generic checks, which know only Markdown pages.
+    # Each fixture's own check.py: eval/lineside's reads its HTML pages as text, and
+    # eval/fernhill's its plain-text and PDF pages too, before the generic checks,
+    # which know only Markdown pages.
     done = subprocess.run(
         [sys.executable, f"eval/{fixture}/check.py"],
         cwd=ROOT,
