@@ -77,7 +77,7 @@ def parse(kind: str, data: bytes) -> Parsed:
         return _with_meta(parse_markdown(body), meta)
     if kind == "text":
         meta, body = split_front_matter(text)
-        return Parsed(blocks=_paragraphs(body), meta=meta)
+        return Parsed(blocks=text_blocks(body), meta=meta)
     if kind == "html":
         return parse_html(text)
     raise ParseError(f"unknown format {kind!r}; known: {', '.join(FORMATS)}")
@@ -169,8 +169,121 @@ _HEADING_ATTRIBUTES = re.compile(r"\s*\{\s*[#.:][^{}]*\}\s*$")
 _DEFINITION_LINE = re.compile(r"[ \t]*\n:[ \t]+")
 
 
-def _paragraphs(body: str) -> list[Block]:
-    return [Block("paragraph", p.strip()) for p in re.split(r"\n\s*\n", body) if p.strip()]
+# -- Plain text (and a PDF's text) -------------------------------------------------
+#
+# Terms and policies exported as text, and PDF guides, write their structure in the
+# characters themselves: a heading in capitals ("4. EARLY CANCELLATION"), clauses
+# numbered "4.2", lists of "-" or "(a)" items whose lines wrap with an indent, and
+# tables as columns aligned with spaces. Read as paragraphs split at blank lines, a
+# heading ran into the clause under it and a table into one line of text ("HOW YOUR
+# PRICE IS CALCULATED Energy charge 13.9 cents per kWh Cedarline base charge $5.00…").
+# So the text is written as the Markdown it means and read as Markdown.
+
+# A heading in capitals, numbered or not: "ELECTRICITY PRICE", "2. YOUR RIGHT TO CANCEL".
+_CAPS_HEADING = re.compile(r"^(?:\d+(?:\.\d+)*\.?\s+)?(?=[^a-z]*[A-Z]{2})[^a-z]{3,80}$")
+# Where an aligned table's columns part: three spaces or more inside a line.
+_COLUMN_GAP = re.compile(r"\S {3,}\S")
+_CELL_SPLIT = re.compile(r"\s{2,}")
+# A list item: "- ", "* ", "• ", "(a) ", "a) ", "(iv) ", or a step "1. " / "1) ".
+_TEXT_ITEM = re.compile(r"^(?:[-*\u2022]\s+|\(?(?:[a-z]|[ivx]{1,4})\)\s+|\d{1,2}[.)]\s+(?=\S))")
+# A clause numbered "4.2" starts a paragraph of its own, wrapped or not.
+_CLAUSE = re.compile(r"^\d+\.\d+(?:\.\d+)*\.?\s+\S")
+
+
+def text_blocks(body: str) -> list[Block]:
+    """Plain text's blocks: its headings, clauses, lists and aligned tables."""
+    return parse_markdown(text_markdown(body)).blocks
+
+
+def text_markdown(body: str) -> str:
+    """Plain text written as the Markdown its layout means (see above)."""
+    out: list[str] = []
+    for para in re.split(r"\n\s*\n", body):
+        out += _text_pieces([ln.rstrip() for ln in para.split("\n") if ln.strip()])
+    return "\n\n".join(out) + "\n"
+
+
+def _text_pieces(lines: list[str]) -> list[str]:
+    """One blank-line paragraph of plain text as Markdown blocks."""
+    pieces: list[str] = []
+    kind = ""  # what ``current`` is: "para", "item" or "table"
+    current: list[str] = []
+    rows: list[list[str]] = []
+
+    def close() -> None:
+        nonlocal kind, current, rows
+        if kind == "table":
+            pieces.append(_text_table(rows))
+        elif kind == "item":
+            pieces.append("\n".join(current))
+        elif current:
+            pieces.append(" ".join(current))
+        kind, current, rows = "", [], []
+
+    for raw in lines:
+        line = raw.strip()
+        indented = len(raw) - len(raw.lstrip()) >= 4
+        if kind == "table" and indented and not _COLUMN_GAP.search(line):
+            rows[-1][-1] = f"{rows[-1][-1]} {line}"  # a cell wrapped under itself
+            continue
+        if _COLUMN_GAP.search(line):
+            if kind != "table":
+                close()
+                kind = "table"
+            rows.append(_CELL_SPLIT.split(line))
+            continue
+        if _CAPS_HEADING.match(line) and len(line.split()) <= 12 and not line.endswith(","):
+            close()
+            pieces.append("## " + line.rstrip(":"))
+            continue
+        item = _TEXT_ITEM.match(line)
+        if item and not _CLAUSE.match(line):
+            if kind == "para" and current:
+                # A lead-in before its items ("We will not charge a fee if:").
+                pieces.append(" ".join(current))
+                current = []
+            elif kind != "item":
+                close()
+            kind = "item"
+            current.append(_text_item(line, item.group(0).strip(), item.end()))
+            continue
+        if _CLAUSE.match(line) or (kind == "table"):
+            close()
+            kind, current = "para", [line]
+            continue
+        if kind == "item":
+            current[-1] = f"{current[-1]} {line}"  # an item's wrapped line
+            continue
+        kind = "para"
+        current.append(line)
+    close()
+    return pieces
+
+
+def _text_item(line: str, marker: str, end: int) -> str:
+    """A plain-text list item as Markdown: a step keeps its number ("2. …"), a lettered
+    item its letter ("- (a) …", which a clause may cite), a bullet its words."""
+    if marker[:-1].isdigit():
+        return f"{marker[:-1]}. {line[end:]}"
+    if marker[0] in "-*\u2022":
+        return f"- {line[end:]}"
+    return f"- {line}"
+
+
+def _text_table(rows: list[list[str]]) -> str:
+    """Aligned columns as a Markdown table: with three columns or more the first row
+    names them; two columns are labels and their values (an empty header), as an HTML
+    table of two columns without <th> is read."""
+    width = max(len(r) for r in rows)
+    if len(rows) == 1 and width == 2:
+        return f"{rows[0][0]}: {rows[0][1]}"
+
+    def line(cells: list[str]) -> str:
+        cells = [c.replace("|", "\\|") for c in cells] + [""] * (width - len(cells))
+        return "| " + " | ".join(cells) + " |"
+
+    head, body = (rows[0], rows[1:]) if width >= 3 and len(rows) > 1 else ([""] * width, rows)
+    return "\n".join([line(head), "|" + " --- |" * width, *(line(r) for r in body)])
 
 
 # -- HTML -------------------------------------------------------------------
@@ -603,7 +716,7 @@ def _parse_pdf(data: bytes) -> Parsed:
     except (PdfReadError, ValueError, KeyError, OSError) as exc:
         raise ParseError(f"not a readable PDF: {exc}") from exc
     title = str(info.title).strip() if info is not None and info.title else None
-    return Parsed(blocks=_paragraphs(pdf_text(pages)), title=title or None)
+    return Parsed(blocks=text_blocks(pdf_text(pages)), title=title or None)
 
 
 # "12", "Page 3", "3 / 12", "Page 3 of 12": a page's number, no content.
@@ -622,13 +735,24 @@ def pdf_text(pages: list[str]) -> str:
     pages of a document of three or more pages, and a line that is only a page
     number, are left out; a word hyphenated across a line break is joined.
     """
-    lines = [[line.strip() for line in page.splitlines()] for page in pages]
-    counts = Counter(line for page_lines in lines for line in set(page_lines) if line)
+    # Lines keep their indent: a table's cell wrapped under itself is told by it.
+    lines = [[line.rstrip() for line in page.splitlines()] for page in pages]
+    counts = Counter(ln.strip() for page_lines in lines for ln in set(page_lines) if ln.strip())
     running = {ln for ln, n in counts.items() if len(pages) >= 3 and n >= 0.6 * len(pages)}
+    if len(pages) == 2:
+        # Two pages: the same line of four words or more opening (or closing) both
+        # is their running header (or footer); a short one may be a heading.
+        texts = _texts(lines)
+        for edge in (0, -1):
+            ends = {page[edge].strip() if page else "" for page in texts}
+            if len(ends) == 1 and len(next(iter(ends)).split()) >= 4:
+                running |= ends
     text = ""
     for page_lines in lines:
         page = "\n".join(
-            ln for ln in page_lines if ln and ln not in running and not _PAGE_NUMBER.match(ln)
+            ln
+            for ln in page_lines
+            if ln.strip() and ln.strip() not in running and not _PAGE_NUMBER.match(ln.strip())
         )
         if not page:
             continue
@@ -636,3 +760,10 @@ def pdf_text(pages: list[str]) -> str:
         runs_on = text and not text.endswith((".", "!", "?", ":")) and page[0].islower()
         text += ("\n" if runs_on else "\n\n" if text else "") + page
     return _BROKEN_WORD.sub("", text)
+
+
+def _texts(lines: list[list[str]]) -> list[list[str]]:
+    """Each page's lines that hold text, without its page number."""
+    return [
+        [ln for ln in page if ln.strip() and not _PAGE_NUMBER.match(ln.strip())] for page in lines
+    ]

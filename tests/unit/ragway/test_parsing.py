@@ -407,6 +407,75 @@ def test_plain_text_is_paragraphs_with_optional_front_matter() -> None:
     assert [b.text for b in parsed.blocks] == ["First para.", "Second para."]
 
 
+TERMS = """CEDARLINE ENERGY LLC
+RESIDENTIAL TERMS OF SERVICE
+
+4. EARLY CANCELLATION
+
+4.1 If you end a fixed-rate plan before its end date, you will pay
+    the early cancellation fee shown on your EFL.
+
+4.2 We will not charge an early cancellation fee if:
+    - you move and give us a forwarding address;
+    - you cancel in the last 14 days of your contract; or
+    - the account holder has died.
+
+4.3 You must not use the service:
+    (a) to resell electricity to a
+        neighbour; or
+    (b) for a business on a residential plan.
+
+FEES THAT MAY APPLY
+Late payment fee                   5% of the past-due balance
+Security deposit                   Only if required after a credit check;
+                                   see Deposits and credit check
+
+Number type              Access charge     Service charge
+0800 (Freephone)         Free              Free
+09 (premium rate)        55p per minute    up to 3.60 a minute
+"""
+
+
+def test_plain_text_reads_as_its_layout_means() -> None:
+    # Before: paragraphs split at blank lines only, so "FEES THAT MAY APPLY" ran into
+    # its table's rows as one line of text, and each wrapped item into its neighbours.
+    blocks = parse("text", TERMS.encode()).blocks
+    headings = [b.text for b in blocks if b.kind == "heading"]
+    assert headings == [
+        "CEDARLINE ENERGY LLC",
+        "RESIDENTIAL TERMS OF SERVICE",
+        "4. EARLY CANCELLATION",
+        "FEES THAT MAY APPLY",
+    ]
+    paragraphs = [b.text for b in blocks if b.kind == "paragraph"]
+    # A clause is a paragraph, its wrapped lines one; a lead-in stays before its list.
+    assert paragraphs[0] == (
+        "4.1 If you end a fixed-rate plan before its end date, you will pay the early "
+        "cancellation fee shown on your EFL."
+    )
+    assert "4.2 We will not charge an early cancellation fee if:" in paragraphs
+    lists = [b.units for b in blocks if b.kind == "list"]
+    assert lists[0] == (
+        "- you move and give us a forwarding address;",
+        "- you cancel in the last 14 days of your contract; or",
+        "- the account holder has died.",
+    )
+    assert lists[1] == (
+        "- (a) to resell electricity to a neighbour; or",
+        "- (b) for a business on a residential plan.",
+    )
+    tables = [b for b in blocks if b.kind == "table"]
+    # Two aligned columns are labels and values; a cell wrapped under itself is one cell.
+    assert tables[0].units == (
+        "| Late payment fee | 5% of the past-due balance |",
+        "| Security deposit | Only if required after a credit check; see Deposits and credit"
+        " check |",
+    )
+    # Three columns or more: the first row names them.
+    assert tables[1].header.startswith("| Number type | Access charge | Service charge |")
+    assert tables[1].units[1] == "| 09 (premium rate) | 55p per minute | up to 3.60 a minute |"
+
+
 def minimal_pdf(title: str, lines: list[str]) -> bytes:
     """A one-page PDF with a text stream and an /Info title, built by hand."""
     ops = " ".join(f"({line}) Tj T*" for line in lines)
@@ -465,6 +534,13 @@ def test_pdf_pages_lose_their_running_header_and_page_numbers() -> None:
     )
     # A line on one or two pages is content, and a two-page document keeps its lines.
     assert pdf_text(["Title\nA.", "Title\nB."]) == "Title\nA.\n\nTitle\nB."
+    # Except a line of four words or more that opens (or closes) both of its pages.
+    header = "Cedarline Energy - Electricity Facts Label - Cedar Fixed 12"
+    assert pdf_text([f"{header}\nA.\nPage 1 of 2", f"{header}\nB.\nPage 2 of 2"]) == "A.\n\nB."
+    # An aligned table's cell wrapped under itself keeps its indent.
+    assert pdf_text(["Fee       $20, plus\n          utility charges"]) == (
+        "Fee       $20, plus\n          utility charges"
+    )
 
 
 def test_sidecar_metadata_overrides_and_required_fields_are_named(tmp_path: Path) -> None:
