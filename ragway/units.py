@@ -588,6 +588,20 @@ def _list_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
         parents.append((indent, text))
 
 
+def _merged_header(header: list[str], sub: list[str]) -> list[str]:
+    """Two header rows as one, an empty cell of the first spanned by the one before it:
+    "Price per month" over "30-day rolling" and "12-month" names the columns "Price per
+    month 30-day rolling" and "Price per month 12-month", as an HTML colspan does."""
+    names: list[str] = []
+    spanning = ""
+    for i in range(max(len(header), len(sub))):
+        top = header[i] if i < len(header) else ""
+        below = sub[i] if i < len(sub) else ""
+        spanning = top or (spanning if i else "")
+        names.append(f"{spanning} {below}".strip() if below else top)
+    return names
+
+
 def _table_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
     rows = [ln for ln in lines if not is_table_separator(ln)]
     has_header = len(lines) > 1 and is_table_separator(lines[1])
@@ -595,6 +609,15 @@ def _table_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
         return
     header = _cells(rows[0]) if has_header else []
     body = rows[1:] if has_header else rows
+    if header and body:
+        sub = _cells(body[0])
+        if not sub[0] and any(
+            sub[i] and not (header[i] if i < len(header) else "") for i in range(1, len(sub))
+        ):
+            # A second header row written as the first row ("| | | 30-day rolling |
+            # 12-month |" under "| Plan | Data | Price per month | |"): no row has an
+            # empty key, and an empty header cell is spanned by the one before it.
+            header, body = _merged_header(header, sub), body[1:]
     header_line = " | ".join(h for h in header if h)
     context = f"{lead_in} {header_line}".strip()
     for line in body:

@@ -474,3 +474,23 @@ def test_control_characters_in_a_page_are_dropped_not_read_as_placeholders() -> 
     # followed by digits was looked up as a held piece and raised IndexError.
     assert plain("a \x015\x01 b") == "a 5 b"
     assert plain("a \x000\x00 b `c`") == "a 0 b c"
+
+
+def test_a_second_header_row_written_as_a_row_names_the_spanned_columns() -> None:
+    # Before: "Price per month" named only the 30-day column, the 12-month column had
+    # no name, and the second header row was a row keyed "" ("— 30-day rolling; …").
+    table = (
+        "| Plan      | Data  | Price per month |          | Rollover of unused data |\n"
+        "|-----------|-------|-----------------|----------|-------------------------|\n"
+        "|           |       | 30-day rolling  | 12-month |                         |\n"
+        "| Starter   | 5GB   | £7              | £6       |                         |\n"
+        "| Everyday  | 35GB  | £11             | £10      | Yes, for one month      |\n"
+    )
+    assert [u.text for u in units(table)] == [
+        "Starter — Data: 5GB; Price per month 30-day rolling: £7; Price per month 12-month: £6",
+        "Everyday — Data: 35GB; Price per month 30-day rolling: £11; Price per month 12-month:"
+        " £10; Rollover of unused data: Yes, for one month",
+    ]
+    # A table whose first row has a key is not read this way.
+    plain_table = "| Plan | Price |  |\n|---|---|---|\n| Starter | £7 | monthly |\n"
+    assert [u.text for u in units(plain_table)] == ["Starter — Price: £7; monthly"]
