@@ -300,14 +300,21 @@ _SKIP_TAGS = {"script", "style", "noscript", "template", "nav", "svg"}
 # "Still need help? Contact us…" and the titles of other articles.
 _MAIN_START = re.compile(r"<(?:main|article)\b|\brole\s*=\s*[\"']?main\b", re.I)
 _CHROME_TAGS = {"form", "button", "select", "dialog"}
+# An accordion made of a <button> and the panel it opens (a help centre's own widget,
+# not <details>): the button is the FAQ's question. Told by its aria-expanded or
+# aria-controls, or by an enclosing element named accordion, collapsible or faq.
+_ACCORDION_NAME = re.compile(r"(?:^|[-_])(?:accordion|collapsible|faq)s?(?:$|[-_])", re.I)
 _CHROME_IN_MAIN = {"footer", "aside"}
 # Class or id words of page widgets, matched whole between "-" or "_" ("article-votes",
 # "related_articles"), so "shared-drives" or "commentary" are not widgets.
 _CHROME_NAME = re.compile(
     r"(?:^|[-_])(?:breadcrumbs?|votes?|voting|feedback|related|share|sharing|social|"
-    r"comments?|sidebar|cookies?|pagination|toc|skip-link)(?:$|[-_])|^article-meta$",
+    r"comments?|sidebar|cookies?|pagination|toc|skip-link|footer|topbar|navbar|masthead)"
+    r"(?:$|[-_])|^article-meta$",
     re.I,
 )
+# The ARIA landmarks of a site's own chrome: its header, footer, menus and search.
+_CHROME_ROLES = {"banner", "contentinfo", "navigation", "search"}
 # Tags inside a table cell that separate its words rather than open blocks.
 _IN_CELL = {"ul", "ol", "li", "p", "div", "br"}
 _VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "wbr"}
@@ -343,22 +350,33 @@ class _HtmlBlocks(HTMLParser):
         self._table: list[_Row] | None = None
         self._cell: list[str] | None = None
         self._summary = False  # inside a <details> accordion's <summary>
+        self._accordions: list[list[Any]] = []  # open accordion elements: [tag, same-tag depth]
+        # Tabs: the open tab panel elements, the index of the section heading their
+        # labels go under, and where in ``blocks`` each panel ended.
+        self._panels: list[list[Any]] = []
+        self._tabbed: int | None = None
+        self._panel_ends: list[tuple[int, int]] = []
 
     def _enter(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
         """Track the article and the chrome; False: the tag is inside chrome."""
         if tag in _VOID_TAGS:
             return not self._chrome
-        for stack in (self._chrome, self._main):
+        for stack in (self._chrome, self._main, self._accordions, self._panels):
             if stack and stack[-1][0] == tag:
                 stack[-1][1] += 1
         if self._chrome:
             return False
         a = dict(attrs)
         named = f"{a.get('class') or ''} {a.get('id') or ''}".split()
+        if any(_ACCORDION_NAME.search(word) for word in named):
+            self._accordions.append([tag, 1])
+        if tag == "button" and _opens_a_panel(a, bool(self._accordions)):
+            return True
         if (
             tag in _CHROME_TAGS
             or (self._main and tag in _CHROME_IN_MAIN)
             or any(_CHROME_NAME.search(word) for word in named)
+            or a.get("role") in _CHROME_ROLES
         ):
             self._chrome.append([tag, 1])
             return False
@@ -369,11 +387,15 @@ class _HtmlBlocks(HTMLParser):
     def _leave(self, tag: str) -> bool:
         """The end tag's side of ``_enter``; False: the tag was inside chrome or closed it."""
         was_chrome = bool(self._chrome)
-        for stack in (self._chrome, self._main):
+        panels = len(self._panels)
+        for stack in (self._chrome, self._main, self._accordions, self._panels):
             if stack and stack[-1][0] == tag:
                 stack[-1][1] -= 1
                 if stack[-1][1] == 0:
                     stack.pop()
+        if len(self._panels) < panels and self._tabbed is not None:
+            self._flush()
+            self._panel_ends.append((len(self.blocks), self._tabbed))
         return not was_chrome
 
     @property
@@ -425,9 +447,29 @@ class _HtmlBlocks(HTMLParser):
             self._definitions = []
         elif tag in ("dt", "dd") and self._definitions is not None:
             self._definition = []
-        elif tag == "summary":
+        elif tag in ("summary", "button"):  # a button here opens an accordion's panel
             self._flush()
             self._summary = True
+        elif dict(attrs).get("role") == "tabpanel" and (label := dict(attrs).get("aria-label")):
+            # A tab's panel ("iOS", "Android", "Web") says for what its steps are: its
+            # label heads it, one level under the heading it is in.
+            self._flush()
+            self._panels.append([tag, 1])
+            if (
+                self._tabbed is None
+                or not self._panel_ends
+                or self._panel_ends[-1][0] != len(self.blocks)
+            ):
+                self._tabbed = next(
+                    (
+                        i
+                        for i in range(len(self.blocks) - 1, -1, -1)
+                        if self.blocks[i].kind == "heading"
+                    ),
+                    None,
+                )
+            section = self.blocks[self._tabbed].level if self._tabbed is not None else 1
+            self.blocks.append(Block("heading", label.strip(), level=min(section + 1, 6)))
         elif tag == "table":
             self._flush()
             self._table = []
@@ -506,7 +548,7 @@ class _HtmlBlocks(HTMLParser):
             if rendered:
                 self.blocks.append(Block("list", "\n".join(rendered), units=rendered))
             self._definitions, self._term = None, ""
-        elif tag == "summary" and self._summary:
+        elif tag in ("summary", "button") and self._summary:
             self._summary = False
             text = " ".join("".join(self._text).split())
             self._text = []
@@ -544,6 +586,12 @@ class _HtmlBlocks(HTMLParser):
     def close(self) -> None:
         super().close()
         self._flush()
+        # What follows a set of tabs belongs to the section again, not to the last tab:
+        # its heading is repeated there (last first, so the indexes hold).
+        for end, section in reversed(self._panel_ends):
+            following = self.blocks[end] if end < len(self.blocks) else None
+            if following is not None and following.kind != "heading":
+                self.blocks.insert(end, self.blocks[section])
 
     def _end_item(self) -> None:
         """The open item's words into its list, a new item or the rest of the item
@@ -616,6 +664,13 @@ class _HtmlBlocks(HTMLParser):
         header = line(head) + "\n" + "|" + " --- |" * width
         body = tuple(line(cells) for cells, _, _ in (rows if labelled else rows[1:]))
         self.blocks.append(Block("table", "\n".join([header, *body]), units=body, header=header))
+
+
+def _opens_a_panel(attrs: dict[str, str | None], in_accordion: bool) -> bool:
+    """Whether a <button> is an accordion's question rather than a control."""
+    if attrs.get("role") == "tab":
+        return False
+    return in_accordion or "aria-expanded" in attrs or "aria-controls" in attrs
 
 
 def _names_a_column(cell: str) -> bool:

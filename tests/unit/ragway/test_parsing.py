@@ -573,3 +573,51 @@ def test_chunk_ids_are_unique_within_a_document_even_when_a_heading_looks_like_a
         ids = [p.chunk_id for p in chunk_blocks("d", "T", blocks, max_words=20)]
         assert len(ids) == 3 and len(set(ids)) == 3, ids
         assert "d#step" in ids and "d#step-2" in ids  # the first to claim an id keeps it
+
+
+WIDGETS = """<html><body>
+<header class="hd-topbar"><a href="/">Acme Energy Help Centre</a>
+<a href="/signin">Sign in</a></header>
+<div class="hd-content">
+<h1>Billing and account</h1>
+<div class="accordion">
+  <button>When is my bill due?</button>
+  <div class="panel"><p>Your bill is due <b>21 days</b> after the date it's issued.</p></div>
+</div>
+<div class="faq-item"><button aria-expanded="false">I overpaid</button>
+  <div class="panel"><p>Credit of $5 or more is refunded by check.</p></div></div>
+<h2>Set up 2-step verification</h2>
+<p>Choose your device below.</p>
+<div class="tabs">
+  <div role="tablist"><button role="tab">iOS</button><button role="tab">Android</button></div>
+  <div role="tabpanel" aria-label="iOS"><ol><li>Tap <b>Profile</b>.</li></ol></div>
+  <div role="tabpanel" aria-label="Android" hidden><ol><li>Tap the menu.</li></ol></div>
+</div>
+<p>When you finish, we show you 10 backup codes.</p>
+<div class="hd-feedback">Was this helpful? <button>Yes</button> <button>No</button></div>
+</div>
+<div class="hd-footer"><p>© 2026 Acme Energy LLC.</p></div>
+</body></html>"""
+
+
+def test_help_centre_widgets_read_as_the_article_means_them() -> None:
+    blocks = parse_html(WIDGETS).blocks
+    shown = [(b.kind, b.text) for b in blocks]
+    # An accordion's button is its FAQ's question (a button was chrome, so the
+    # question was lost and its answer stood alone); a statement is labelled one.
+    assert ("paragraph", "When is my bill due?") in shown
+    assert ("paragraph", "Q: I overpaid") in shown
+    # A tab panel's label heads its steps, and what follows the tabs is the section's.
+    headings = [b.text for b in blocks if b.kind == "heading"]
+    assert headings == [
+        "Billing and account",
+        "Set up 2-step verification",
+        "iOS",
+        "Android",
+        "Set up 2-step verification",
+    ]
+    assert [b.level for b in blocks if b.kind == "heading"][2:] == [3, 3, 2]
+    assert shown[-1] == ("paragraph", "When you finish, we show you 10 backup codes.")
+    # The site's top bar, footer and feedback buttons are chrome.
+    text = " ".join(b.text for b in blocks)
+    assert "Sign in" not in text and "© 2026" not in text and "Yes No" not in text
