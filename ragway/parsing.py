@@ -107,6 +107,7 @@ _MD = MarkdownIt("commonmark").enable("table")
 
 
 def parse_markdown(body: str) -> Parsed:
+    body = _admonitions(body)
     lines = body.splitlines()
     tokens = _MD.parse(body)
     blocks: list[Block] = []
@@ -159,6 +160,67 @@ def parse_markdown(body: str) -> Parsed:
         i = j + 1
     title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), None)
     return Parsed(blocks=blocks, title=title)
+
+
+# Admonitions, as MkDocs ('!!! note "Who can sign up"' over an indented body, or '???'
+# for a collapsible one) and Docusaurus (':::tip Opting out' … ':::') write them.
+# CommonMark reads the marker as the first words of a paragraph ('!!! warning "Leaving
+# Budget Billing" You can leave…') or the indented body as code. They are written as
+# the note they are: a quote led by its title or its kind ("> **Note:** …").
+_MKDOCS_ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?)\s+([A-Za-z][\w-]*)(?:\s+"([^"]*)")?\s*$')
+_DOCUSAURUS_OPEN = re.compile(r"^:::([A-Za-z][\w-]*)(?:\[[^\]]*\])?(?:\s+(.*?))?\s*$")
+_DOCUSAURUS_CLOSE = re.compile(r"^:::\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def _admonitions(body: str) -> str:
+    """MkDocs and Docusaurus admonitions as Markdown quotes (see above)."""
+    if "!!!" not in body and ":::" not in body and "???" not in body:
+        return body
+    lines = body.split("\n")
+    out: list[str] = []
+    fenced = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _FENCE.match(line):
+            fenced = not fenced
+        mkdocs = None if fenced else _MKDOCS_ADMONITION.match(line)
+        docusaurus = None if fenced else _DOCUSAURUS_OPEN.match(line)
+        if mkdocs:
+            inner: list[str] = []
+            i += 1
+            while i < len(lines) and (lines[i].startswith(("    ", "\t")) or not lines[i].strip()):
+                inner.append(lines[i][4:] if lines[i].startswith("    ") else lines[i].lstrip("\t"))
+                i += 1
+            out += _as_note(mkdocs.group(2) or mkdocs.group(1), inner)
+            continue
+        if docusaurus:
+            inner = []
+            i += 1
+            while i < len(lines) and not _DOCUSAURUS_CLOSE.match(lines[i]):
+                inner.append(lines[i])
+                i += 1
+            out += _as_note(docusaurus.group(2) or docusaurus.group(1), inner)
+            i += 1  # the closing ":::"
+            continue
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
+def _as_note(title: str, inner: list[str]) -> list[str]:
+    """An admonition's lines as a quote led by its title: "> **Note:** …"."""
+    while inner and not inner[-1].strip():
+        inner.pop()
+    while inner and not inner[0].strip():
+        inner.pop(0)
+    label = title.strip().rstrip(":")
+    label = label[:1].upper() + label[1:]
+    if not inner:
+        return [f"> **{label}**", ""]
+    quoted = [f"> **{label}:** {inner[0].strip()}", *(f"> {ln}".rstrip() for ln in inner[1:])]
+    return [*quoted, ""]
 
 
 # A heading's attribute list, "## Refunds {#refunds}" (kramdown, Pandoc, MkDocs): the

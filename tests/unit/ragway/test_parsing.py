@@ -621,3 +621,29 @@ def test_help_centre_widgets_read_as_the_article_means_them() -> None:
     # The site's top bar, footer and feedback buttons are chrome.
     text = " ".join(b.text for b in blocks)
     assert "Sign in" not in text and "© 2026" not in text and "Yes No" not in text
+
+
+def test_mkdocs_and_docusaurus_admonitions_are_notes_led_by_their_title() -> None:
+    # Before: '!!! warning "Leaving Budget Billing" You can leave…' was one paragraph,
+    # the marker read as the first words of the note's first sentence.
+    body = (
+        "Budget Billing evens out your bills.\n\n"
+        '!!! warning "Leaving Budget Billing"\n'
+        "    You can leave at any time, but the balance is then due on\n"
+        "    your next bill.\n\n"
+        ":::tip\n"
+        "Use AutoPay from a bank account and we'll take $3 off.\n"
+        ":::\n\n"
+        "```\n!!! not a note inside code\n```\n"
+    )
+    blocks = parse_markdown(body).blocks
+    assert [(b.kind, b.text) for b in blocks] == [
+        ("paragraph", "Budget Billing evens out your bills."),
+        (
+            "quote",
+            "> **Leaving Budget Billing:** You can leave at any time, but the balance is then"
+            " due on\n> your next bill.",
+        ),
+        ("quote", "> **Tip:** Use AutoPay from a bank account and we'll take $3 off."),
+        ("code", "```\n!!! not a note inside code\n```"),
+    ]
