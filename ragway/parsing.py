@@ -718,8 +718,10 @@ class _HtmlBlocks(HTMLParser):
         # other row's value. A table of two columns without a <th> is one too ("Email |
         # support@…", "Status page | status.…"): a header of two names is written
         # with <th> where a page means one, and a label promoted to a header garbles
-        # every row, where a header read as data only loses two column names.
-        labelled = not any(th for _, th, _ in rows) and (
+        # every row, where a header read as data only loses two column names. A <th>
+        # that heads its row ("<th scope="row">321</th><td>Voicemail</td>") names the
+        # row, not the columns: only a row of <th> alone is a header row.
+        labelled = not any(every for _, _, every in rows) and (
             width == 2 or not all(_names_a_column(cell) for cell in rows[0][0])
         )
         head = [""] * width if labelled else rows[0][0]

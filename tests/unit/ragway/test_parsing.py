@@ -647,3 +647,29 @@ def test_mkdocs_and_docusaurus_admonitions_are_notes_led_by_their_title() -> Non
         ("quote", "> **Tip:** Use AutoPay from a bank account and we'll take $3 off."),
         ("code", "```\n!!! not a note inside code\n```"),
     ]
+
+
+def test_a_table_of_row_headers_has_no_header_row() -> None:
+    # Before: the first row ("*#100# | Your bill so far this month") was promoted to
+    # the header because it had a <th>, and every row read "321 — Your bill so far
+    # this month: Voicemail".
+    table = (
+        "<table><caption>Short codes</caption><tbody>"
+        '<tr><th scope="row"><code>*#100#</code></th><td>Your bill so far this month</td></tr>'
+        '<tr><th scope="row">150</th><td>Customer Care</td></tr>'
+        '<tr><th scope="row">321</th><td>Voicemail</td></tr>'
+        "</tbody></table>"
+    )
+    (block,) = [b for b in parse_html(table).blocks if b.kind == "table"]
+    assert block.units == (
+        "| *#100# | Your bill so far this month |",
+        "| 150 | Customer Care |",
+        "| 321 | Voicemail |",
+    )
+    # A row of <th> alone is still the header, over rows that have their own <th>.
+    roles = (
+        "<table><tr><th>Role</th><th>How many</th></tr>"
+        '<tr><th scope="row">Bill viewer</th><td>Up to 5</td></tr></table>'
+    )
+    (block,) = [b for b in parse_html(roles).blocks if b.kind == "table"]
+    assert block.header.startswith("| Role | How many |")
