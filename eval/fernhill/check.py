@@ -144,7 +144,7 @@ def precheck(path, ext, problems):
             problems.append(f"{path}: no <title>")
         for k in REQUIRED[1:]:
             if not p.meta.get(k):
-                problems.append(f"{path}: no <meta name=\"{k}\">")
+                problems.append(f'{path}: no <meta name="{k}">')
         return
     elif ext == ".pdf":
         if not os.path.exists(path + ".meta.yaml"):
@@ -174,7 +174,7 @@ def main():
             if not fn.endswith((".md", ".txt", ".html", ".pdf", ".pdf.meta.yaml")):
                 problems.append(f"{tenant}/{fn}: unknown page format")
     for p in problems:
-        print("ERROR:", p)
+        sys.stderr.write(f"ERROR: {p}\n")
     if problems:
         sys.exit(1)
     tmp = tempfile.mkdtemp(prefix="fernhill-check-")

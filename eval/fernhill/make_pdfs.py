@@ -8,6 +8,7 @@ Metadata for the help centre (document_id, tenant, groups, ...) is in <file>.pdf
 """
 
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -20,7 +21,7 @@ def esc(s):
 def page_stream(header, lines, n, m):
     out = [f"BT /F1 9 Tf 72 770 Td ({esc(header)}) Tj ET"]
     body = ["BT /F1 11 Tf 13 TL 72 740 Td"]
-    for i, line in enumerate(lines):
+    for line in lines:
         size = 11
         if line.startswith("# "):
             line, size = line[2:], 14
@@ -64,7 +65,10 @@ def write_pdf(path, title, header, pages):
     out += b"xref\n0 %d\n0000000000 65535 f \n" % total
     for k in range(1, total):
         out += b"%010d 00000 n \n" % offsets[k]
-    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 4 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (total, xref)
+    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 4 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        total,
+        xref,
+    )
     with open(path, "wb") as f:
         f.write(out)
 
@@ -333,7 +337,7 @@ def main():
     for doc_id, (title, header, text) in DOCS.items():
         path = os.path.join(HERE, "kb", doc_id + ".pdf")
         write_pdf(path, title, header, split_pages(text))
-        print("wrote", os.path.relpath(path, HERE))
+        sys.stdout.write(f"wrote {os.path.relpath(path, HERE)}\n")
 
 
 if __name__ == "__main__":
