@@ -294,7 +294,13 @@ def _text_pieces(lines: list[str]) -> list[str]:
                 kind = "table"
             rows.append(_CELL_SPLIT.split(line))
             continue
-        if _CAPS_HEADING.match(line) and len(line.split()) <= 12 and not line.endswith(","):
+        if (
+            _CAPS_HEADING.match(line)
+            and len(line.split()) <= 12
+            and not line.endswith(",")
+            # Four letters or more: a code on a line of its own ("FH-221") is no heading.
+            and sum(ch.isalpha() for ch in line) >= 4
+        ):
             close()
             pieces.append("## " + line.rstrip(":"))
             continue

@@ -471,6 +471,11 @@ def test_plain_text_reads_as_its_layout_means() -> None:
         "| Security deposit | Only if required after a credit check; see Deposits and credit"
         " check |",
     )
+    # A code on a line of its own is no heading, however it is capitalised.
+    assert [b.kind for b in parse("text", b"Codes we show:\n\nFH-221\n").blocks] == [
+        "paragraph",
+        "paragraph",
+    ]
     # Three columns or more: the first row names them.
     assert tables[1].header.startswith("| Number type | Access charge | Service charge |")
     assert tables[1].units[1] == "| 09 (premium rate) | 55p per minute | up to 3.60 a minute |"
