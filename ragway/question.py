@@ -182,6 +182,17 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
         ),
         AnswerType.YES_NO,
     ),
+    # "Will she have to pay a deposit?", also as the closing question of a story ("My mom
+    # just turned 70. … Will she have to pay a deposit?"): whether, which "No deposit if
+    # you are 65 or older" answers, not how much.
+    (
+        re.compile(
+            r"(?:^|(?<=[.!?])\s)\s*(?:will|would|do|does|did|can|should|must)\s+\w+\s+"
+            r"(?:have|need) to pay\b(?!.*\b(?:how much|what|which)\b)",
+            re.I | re.S,
+        ),
+        AnswerType.YES_NO,
+    ),
     # "When was dark mode added?", "when did the app start selling Flexi Season?": in
     # the past, a date ("12 March 2026"), not a span.
     (re.compile(r"\bwhen\s+(?:was|were|did)\b", re.I), AnswerType.DATE),

@@ -138,7 +138,8 @@ MAX_LISTED_ITEMS = 8
 # 14: cents are an amount and a capital "US" names the country; a row that answers
 # two parts is quoted once with the cells of both; "e-bike" is one term; "See <page>."
 # is never quoted; "how long do I have to claim" asks for a time limit; "how much
-# notice" asks for a duration; ", do they cost extra" is a second part.
+# notice" asks for a duration; ", do they cost extra" is a second part; "will she have
+# to pay" asks whether.
 POLICY_VERSION = "extractive-policy-14"
 
 

@@ -25,6 +25,11 @@ from ragway.question import (
         # "How much is …" asks for money unless it names a quantity of something else.
         ("How much is the deposit for new clients?", AnswerType.AMOUNT),
         ("When does the download link expire?", AnswerType.DURATION),
+        # Whether one has to pay, not how much: "No deposit if you are 65 or older".
+        ("Will she have to pay a deposit?", AnswerType.YES_NO),
+        ("My mom just turned 70. Will she have to pay a deposit?", AnswerType.YES_NO),
+        ("How much do I have to pay for a deposit?", AnswerType.AMOUNT),
+        ("Our account was short. Do you charge us anything for that?", AnswerType.AMOUNT),
         # How much notice is how long before: "at least 2 hours before your train".
         ("How much notice do I need to give when booking assistance?", AnswerType.DURATION),
         # In the past, a date: release notes say "5.1 — 20 January 2026".
