@@ -419,10 +419,10 @@ class _HtmlBlocks(HTMLParser):
         self._cell: list[str] | None = None
         self._summary = False  # inside a <details> accordion's <summary>
         self._accordions: list[list[Any]] = []  # open accordion elements: [tag, same-tag depth]
-        # Tabs: the open tab panel elements, the index of the section heading their
-        # labels go under, and where in ``blocks`` each panel ended.
+        # Tabs: the open tab panel elements, the index in ``blocks`` of the last heading
+        # the page wrote (the section tabs go under), and where each panel ended.
         self._panels: list[list[Any]] = []
-        self._tabbed: int | None = None
+        self._section: int | None = None
         self._panel_ends: list[tuple[int, int]] = []
 
     def _enter(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
@@ -461,9 +461,9 @@ class _HtmlBlocks(HTMLParser):
                 stack[-1][1] -= 1
                 if stack[-1][1] == 0:
                     stack.pop()
-        if len(self._panels) < panels and self._tabbed is not None:
+        if len(self._panels) < panels and self._section is not None:
             self._flush()
-            self._panel_ends.append((len(self.blocks), self._tabbed))
+            self._panel_ends.append((len(self.blocks), self._section))
         return not was_chrome
 
     @property
@@ -518,25 +518,12 @@ class _HtmlBlocks(HTMLParser):
         elif tag in ("summary", "button"):  # a button here opens an accordion's panel
             self._flush()
             self._summary = True
-        elif dict(attrs).get("role") == "tabpanel" and (label := dict(attrs).get("aria-label")):
+        elif (a := dict(attrs)).get("role") == "tabpanel" and (label := a.get("aria-label")):
             # A tab's panel ("iOS", "Android", "Web") says for what its steps are: its
             # label heads it, one level under the heading it is in.
             self._flush()
             self._panels.append([tag, 1])
-            if (
-                self._tabbed is None
-                or not self._panel_ends
-                or self._panel_ends[-1][0] != len(self.blocks)
-            ):
-                self._tabbed = next(
-                    (
-                        i
-                        for i in range(len(self.blocks) - 1, -1, -1)
-                        if self.blocks[i].kind == "heading"
-                    ),
-                    None,
-                )
-            section = self.blocks[self._tabbed].level if self._tabbed is not None else 1
+            section = self.blocks[self._section].level if self._section is not None else 1
             self.blocks.append(Block("heading", label.strip(), level=min(section + 1, 6)))
         elif tag == "table":
             self._flush()
@@ -569,6 +556,7 @@ class _HtmlBlocks(HTMLParser):
             text = " ".join("".join(self._text).split())
             self._text = []
             if text:
+                self._section = len(self.blocks)
                 self.blocks.append(Block("heading", text, level=self._heading))
             self._heading = None
         elif tag == "pre":

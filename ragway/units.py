@@ -38,7 +38,8 @@ _LABEL = re.compile(r"^(\*\*|__)[^*_\n]{1,80}?(?::\s*\1|\1\s*:)")
 # ticketing tool ("• Email 48 hours before"), which are no Markdown but read as a list.
 _LIST_ITEM = re.compile(r"^(\s*)([-*+•◦▪‣\u2013]|\d{1,3}[.)])\s+(.*)$")
 _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
-_QUOTE = re.compile(r"^\s*>\s?")
+# A quote's ">" mark at a line's start (each line of a multi-line text).
+QUOTE_MARK = re.compile(r"^\s*>\s?", re.M)
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 # The markers of a callout box, not its words: Docusaurus/VuePress ":::tip" … ":::",
 # MkDocs '!!! warning "Heads up"' (its body indented under it), GitHub "> [!NOTE]".
@@ -251,7 +252,7 @@ def units(text: str) -> list[Unit]:
             lead_in, asked = "", ""
             continue
         if kind == "paragraph" or kind == "quote":
-            joined = plain(" ".join(_QUOTE.sub("", ln).strip() for ln in lines))
+            joined = plain(" ".join(QUOTE_MARK.sub("", ln).strip() for ln in lines))
             footnote = _FOOTNOTE.match(joined) if kind == "paragraph" else None
             if footnote:
                 notes.setdefault(footnote.group(1).lstrip("\\"), footnote.group(2))
@@ -460,7 +461,7 @@ def _blocks(text: str) -> list[tuple[str, list[str]]]:
             close()
         if stripped.startswith("|") or i in bare_table:
             kind = "table"
-        elif _QUOTE.match(line):
+        elif QUOTE_MARK.match(line):
             kind = "quote"
         elif _LIST_ITEM.match(line):
             kind = "list"

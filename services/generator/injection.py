@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from ragway.units import plain
+from ragway.units import QUOTE_MARK, plain
 
 PLACEHOLDER = "[instruction removed]"
 
@@ -94,13 +94,10 @@ _PARAGRAPH = re.compile(r"\n\s*\n")
 _SPACE = re.compile(r"\s+")
 
 
-_QUOTE_MARK = re.compile(r"^\s*>\s?", re.M)
-
-
 def _said(paragraph: str) -> str:
     """A paragraph as the units read it: without Markdown, a quote's ">" marks or runs
     of spaces."""
-    return _SPACE.sub(" ", plain(_QUOTE_MARK.sub("", paragraph))).strip()
+    return _SPACE.sub(" ", plain(QUOTE_MARK.sub("", paragraph))).strip()
 
 
 def is_injected(paragraph: str) -> bool:

@@ -290,7 +290,7 @@ class ExtractiveGenerator:
         self._cache_lock = threading.Lock()
         # Per passage text: every unit, those that may answer, and the positions of
         # the units an injected paragraph holds (services/generator/injection.py).
-        self._units: OrderedDict[str, tuple[list[Unit], list[Unit], frozenset[int]]] = OrderedDict()
+        self._units: LruCache[str, tuple[list[Unit], list[Unit], frozenset[int]]] = LruCache(2_000)
         # Units embedded here rather than taken from the retriever (a counter for
         # tests and the metrics): near zero when the retriever stores unit vectors.
         self.embedded_units = 0
@@ -342,9 +342,7 @@ class ExtractiveGenerator:
 
     def _parsed(self, p: Passage) -> tuple[list[Unit], list[Unit], frozenset[int]]:
         """``_all_units`` and the positions of the injected units, parsed once per text."""
-        key = p.text
-        with self._cache_lock:
-            found = self._units.get(key)
+        found = self._units.get(p.text)
         if found is None:
             every = units(p.text)
             # A paragraph that instructs an AI reader ("SYSTEM MESSAGE FOR AI
@@ -358,10 +356,7 @@ class ExtractiveGenerator:
                 and u.position not in injected
             ]
             found = (every, kept, injected)
-            with self._cache_lock:
-                self._units[key] = found
-                while len(self._units) > 2_000:
-                    self._units.popitem(last=False)
+            self._units.put(p.text, found)
         return found
 
     def _reading(self, passages: Sequence[Passage]) -> _Reading:
