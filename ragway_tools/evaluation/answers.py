@@ -68,8 +68,14 @@ _LIST_MARKER = re.compile(
 )
 
 
+# A footnote mark written in superscript against a number or a word ("$0.015²",
+# "Custom¹"): NFKC would make "$0.015²" read as 0.0152, a number the page never gave.
+_SUPERSCRIPT_MARK = re.compile(r"(?<=[\w%$€£¢])[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+")
+
+
 def numbers(text: str) -> set[float]:
-    """Every number in ``text`` as a value; citation markers and list markers are not."""
+    """Every number in ``text`` as a value; citation, list and footnote marks are not."""
+    text = _SUPERSCRIPT_MARK.sub(" ", text)
     text = _LIST_MARKER.sub(" ", unicodedata.normalize("NFKC", text))
     text = _CITATION.sub(" ", text)
     return {float(m.group(1).replace(",", "") + (m.group(2) or "")) for m in _NUMBER.finditer(text)}

@@ -88,6 +88,16 @@ def test_a_quoted_bracket_of_the_page_is_no_citation_and_its_numbers_are_support
     assert s.unsupported_numbers == []
 
 
+def test_a_footnote_mark_against_a_number_is_no_digit_of_it() -> None:
+    # Before: NFKC read the table cell "$0.015²" as 0.0152, so an answer quoting the
+    # fee as "$0.015" was scored as changing the page's number.
+    assert numbers("Extra label fee: $0.015²; Online card rate¹: 2.9%") == {0.015, 2.9}
+    page = "| Enterprise | Custom | $0.015² | 2,000 |"
+    answer = "Enterprise — Extra label fee: $0.015; API requests / min: 2,000. [1]"
+    s = score_answer(PORT, body(answer, cites=[1], sources=[("architecture", page)]), QA)
+    assert s.unsupported_numbers == [] and s.verdict != "changed_number"
+
+
 def test_a_changed_number_is_unfaithful() -> None:
     s = score_answer(PORT, body("The retriever listens on port 7102. [1]", cites=[1]), QA)
     assert s.verdict == "changed_number"
