@@ -224,7 +224,11 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
         AnswerType.DURATION,
     ),
     (
-        _any(r"(?:how many|number of)\s+(?:days|hours|minutes|seconds|weeks|months|years)"),
+        # "What's the most weeks I can suspend for?" asks how long, as "how many weeks".
+        _any(
+            r"(?:how many|number of|the most|the fewest)\s+"
+            r"(?:days|hours|minutes|seconds|weeks|months|years)"
+        ),
         AnswerType.DURATION,
     ),
     (
@@ -311,6 +315,9 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             "at most",
             "at least",
             "rate limit",
+            # "What's the most phones one account can cover?": a count, as "how many
+            # phones"; not "the most popular plan" or "the most serious faults".
+            r"the (?:most|fewest) (?!\w*(?:ous|ss|us|is)\b)[a-z]+s(?=\s+(?!of\b)\w)",
         ),
         AnswerType.NUMBER,
     ),

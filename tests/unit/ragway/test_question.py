@@ -66,6 +66,12 @@ from ragway.question import (
         ("What's the price per kWh in Germany?", AnswerType.AMOUNT),
         ("Which port does the desktop proxy use?", AnswerType.PORT),
         ("What is the maximum number of huddle participants?", AnswerType.NUMBER),
+        # "The most <things>" counts them, as "how many" does; not "the most popular".
+        ("What's the most phones one account can cover?", AnswerType.NUMBER),
+        ("What's the most guests I can bring to the club?", AnswerType.NUMBER),
+        ("What's the most weeks I can suspend my membership for?", AnswerType.DURATION),
+        ("What is the most popular plan?", AnswerType.ANY),
+        ("What are the most serious faults?", AnswerType.ANY),
         ("Can guests create channels?", AnswerType.YES_NO),
         ("Which role can export data?", AnswerType.NAME),
         ("Tell me about huddles", AnswerType.ANY),
