@@ -140,7 +140,10 @@ MAX_LISTED_ITEMS = 8
 # is never quoted; "how long do I have to claim" asks for a time limit; "how much
 # notice" asks for a duration; ", do they cost extra" is a second part; "will she have
 # to pay" asks whether.
-POLICY_VERSION = "extractive-policy-14"
+# 15: the refusal weighs the question's meaning the answering passage lacks (``unsaid``);
+# "open" and "close" in "when is … open" only ask for a time; a name written by two
+# documents is the knowledge base's own; "the most phones" asks how many.
+POLICY_VERSION = "extractive-policy-15"
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +243,9 @@ class _Reading:
     vocabulary: frozenset[str]
     everywhere: frozenset[str]
     heading_names: frozenset[str]
+    # Names the passages of two documents or more write capitalised: what the
+    # knowledge base is about ("Quillpad"), not a row a table lacks.
+    common_names: frozenset[str]
     units_of: tuple[list[Unit], ...]
     row_keys: dict[int, dict[int, set[str]]]
     label_keys: dict[int, dict[int, set[str]]]
@@ -371,6 +377,7 @@ class ExtractiveGenerator:
                 vocabulary=frozenset().union(*passage_terms),
                 everywhere=_everywhere(passage_terms),
                 heading_names=frozenset(_heading_names(passages)),
+                common_names=frozenset(_common_names(passages)),
                 units_of=units_of,
                 row_keys={p.number: _row_keys(u) for p, u in zip(passages, units_of, strict=True)},
                 label_keys={
@@ -762,11 +769,17 @@ class ExtractiveGenerator:
         return sorted(chosen, key=lambda s: (s.passage.number, s.position))
 
     def evidence(
-        self, question: str, passages: Sequence[Passage], scored: list[ScoredUnit]
+        self,
+        question: str,
+        passages: Sequence[Passage],
+        scored: list[ScoredUnit],
+        *,
+        unsaid: bool = True,
     ) -> Evidence:
-        """The shape of the evidence for the question's best-supported part."""
+        """The shape of the evidence for the question's best-supported part; without
+        ``unsaid`` (None) unless asked, since measuring it is most of the cost."""
         if not scored:
-            return Evidence(support=0.0, margin=0.0, missing=1.0)
+            return Evidence(support=0.0, margin=0.0, missing=1.0, unsaid=1.0)
         question = self.repaired(question, passages)
         best = _best_supported(scored)
         # The runner-up is the best unit of another passage that says something
@@ -803,7 +816,33 @@ class ExtractiveGenerator:
             names=float(min(len(absent_names), 2)),
             missing_names=tuple(dict.fromkeys(named)),
             words=question_length(question),
+            unsaid=self._unsaid_in(question, scored) if unsaid else None,
         )
+
+    def unsaid(self, question: str, passages: Sequence[Passage], scored: list[ScoredUnit]) -> float:
+        """The ``unsaid`` feature of the evidence: the share of the best-supported
+        part's meaning (its terms' salience) that rests on terms the best unit's own
+        passage does not hold.
+
+        ``missing`` only counts terms no passage holds. "How many messages can be
+        pinned in one channel?" meets "1 message per second per channel" in a page
+        about rate limits; other pages say "pinned", this one does not, and the
+        question hangs on it.
+        """
+        return self._unsaid_in(self.repaired(question, passages), scored)
+
+    def _unsaid_in(self, repaired: str, scored: list[ScoredUnit]) -> float:
+        """``unsaid`` for the question as ``repaired`` words it."""
+        best = _best_supported(scored)
+        text = parts(repaired)[best.part].text
+        q_terms = question_terms(text)
+        held = _passage_terms(best.passage)
+        unheld = {t for t in q_terms if t not in held}
+        if not unheld:
+            return 0.0
+        salience = self._salience(text, q_terms)
+        meaning = sum(salience.values())
+        return sum(salience[t] for t in unheld) / meaning if meaning else 0.0
 
     def _absent_meaning(
         self, text: str, q_terms: set[str], weights: Mapping[str, float], absent: set[str]
@@ -880,8 +919,14 @@ class ExtractiveGenerator:
                 best,
             )
         if self.answerability is not None:
-            evidence = self.evidence(request.question, request.passages, scored)
-            if not self.answerability.answerable(evidence):
+            evidence = self.evidence(request.question, request.passages, scored, unsaid=False)
+            answerable = self.answerability.settled(evidence)
+            if answerable is None:
+                evidence = replace(
+                    evidence, unsaid=self.unsaid(request.question, request.passages, scored)
+                )
+                answerable = self.answerability.answerable(evidence)
+            if not answerable:
                 return _refusal(
                     RefusalReason.WEAK_EVIDENCE, self.answerability.reason(evidence), best
                 )
@@ -1260,6 +1305,10 @@ _ASKING = re.compile(
 _HOURS_OF = re.compile(
     r"\b(opening|office|business|support|phone|helpline|hotline|service|staffed)\s+hours\b", re.I
 )
+# "When is phone support open?", "what time does the club close?": "open" and "close"
+# say that a time is asked, as "what hours" does, and the page's "Monday to Friday,
+# 9:00 to 17:30" need not say them.
+_OPEN_WHEN = re.compile(r"^(\s*(?:when|what time)\b.*?)\b(?:open|opens|close|closes)\b", re.I)
 _FILLER = frozenset(stem(w) for w in (
     "get", "gets", "got", "getting", "just", "dont", "don't", "doesnt", "didnt", "ask", "asks",
     "asked", "actually", "really", "anyone", "anything", "someone", "something", "thing",
@@ -1284,7 +1333,7 @@ def question_terms(text: str) -> set[str]:
     say which step it asks for ("the second step", "step 2"): they point into a
     numbered list, which says "2." rather than "second step", so they are no subject
     the passages lack (``_ordinal`` still reads them)."""
-    asking = _HOURS_OF.sub(r"\1", _ASKING.sub(" ", text))
+    asking = _HOURS_OF.sub(r"\1", _ASKING.sub(" ", _OPEN_WHEN.sub(r"\1", text)))
     terms = set(content_terms(_ORDINAL.sub(" ", asking)) - _FILLER)
     if _COUNTRY_US.search(text):
         # "a US card" names a country, as the page's "(US cards)" does; "us" the
@@ -1523,7 +1572,21 @@ def _absent_names(question: str, q_terms: set[str], reading: _Reading) -> set[st
     table has ("the Team plan" beside a table of Free, Pro and Business).
     """
     absent = {t for t in _question_names(question, q_terms) if not reading.knows(t)}
-    return absent | (_unknown_rows(question, reading.units_of) - reading.heading_names)
+    rows = _unknown_rows(question, reading.units_of) - reading.heading_names
+    return absent | (rows - reading.common_names)
+
+
+def _common_names(passages: Sequence[Passage]) -> set[str]:
+    """Stems of the names (``_NAME``) that passages of two documents or more write.
+
+    "the Quillpad app" beside a table of apps keyed "iPhone", "Android" and "Mac"
+    names the product every page is about, not an app the table lacks.
+    """
+    documents: dict[str, set[str]] = {}
+    for p in passages:
+        for w in _NAME.findall(p.text):
+            documents.setdefault(stem(w.lower()), set()).add(p.title)
+    return {name for name, titles in documents.items() if len(titles) >= 2}
 
 
 # Where a heading's own words start: "Memberships: Go, Plus and Max", "Plans > Max".

@@ -23,7 +23,8 @@ def _samples(n: int = 120, seed: int = 1) -> list[Sample]:
         support = rng.normal(0.7 if answerable else 0.4, 0.12)
         margin = abs(rng.normal(0.25 if answerable else 0.05, 0.08))
         out.append(
-            Sample(f"q{i}", "s", answerable, Evidence(support, margin, rng.uniform(0, 0.3)),
+            Sample(f"q{i}", "s", answerable,
+                   Evidence(support, margin, rng.uniform(0, 0.3), unsaid=rng.uniform(0, 0.5)),
                    support_floor_refused=support < 0.3)
         )  # fmt: skip
     return out

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,35 +23,46 @@ from services.generator.backends.extractive import ExtractiveGenerator
 MODEL = AnswerabilityModel.load()
 
 
+def _measured(
+    support: float, margin: float, missing: float, *, unsaid: float = 0.0, **rest: Any
+) -> Evidence:
+    """Evidence with every feature measured (``unsaid`` 0 unless given)."""
+    return Evidence(support, margin, missing, unsaid=unsaid, **rest)
+
+
 def test_the_packaged_model_was_trained_on_tuning_sets_only() -> None:
     trained = MODEL.trained_on or {}
     assert sorted(trained["qa_sha256"]) == [
         "eval/demo-qa.yaml",
+        "eval/fernhill/qa-tuning.yaml",
+        "eval/harbourpad/qa-tuning.yaml",
         "eval/helpcentre/qa-tuning.yaml",
         "eval/homecart/qa-tuning.yaml",
+        "eval/hostclub/qa-tuning.yaml",
+        "eval/lineside/qa-tuning.yaml",
         "eval/servicehub/qa-tuning.yaml",
         "eval/supportdesk/qa-tuning.yaml",
     ]
     assert not any("heldout" in name for name in trained["qa_sha256"])
     assert trained["cv_false_refusals"] <= trained["max_false_refusals"]
-    assert MODEL.features == ("support", "margin", "missing", "names", "words")
+    assert MODEL.features == ("support", "margin", "missing", "names", "words", "unsaid")
 
 
 def test_an_answer_that_stands_out_is_answerable_and_a_crowd_of_near_misses_is_not() -> None:
-    assert MODEL.answerable(Evidence(support=0.7, margin=0.3, missing=0.0))
-    crowd = Evidence(support=0.33, margin=0.0, missing=0.2)
+    assert MODEL.answerable(_measured(support=0.7, margin=0.3, missing=0.0))
+    crowd = _measured(support=0.33, margin=0.0, missing=0.2)
     assert not MODEL.answerable(crowd)
     assert "none of them answers it" in MODEL.reason(crowd)
     # More support, more margin, fewer missing terms: never less answerable.
     base = MODEL.probability(crowd)
-    assert MODEL.probability(Evidence(0.43, 0.0, 0.2)) > base
-    assert MODEL.probability(Evidence(0.33, 0.1, 0.2)) > base
-    assert MODEL.probability(Evidence(0.33, 0.0, 0.5)) < base
+    assert MODEL.probability(_measured(0.43, 0.0, 0.2)) > base
+    assert MODEL.probability(_measured(0.33, 0.1, 0.2)) > base
+    assert MODEL.probability(_measured(0.33, 0.0, 0.5)) < base
 
 
 def test_a_name_the_evidence_is_not_about_makes_a_question_less_answerable() -> None:
-    base = Evidence(0.5, 0.1, 0.1)
-    named = Evidence(0.5, 0.1, 0.1, names=1.0, missing_names=("Premium",))
+    base = _measured(0.5, 0.1, 0.1)
+    named = _measured(0.5, 0.1, 0.1, names=1.0, missing_names=("Premium",))
     assert MODEL.probability(named) < MODEL.probability(base)
     assert MODEL.reason(named) == (
         "The knowledge base does not cover “Premium”, so it cannot answer this."
@@ -57,8 +70,8 @@ def test_a_name_the_evidence_is_not_about_makes_a_question_less_answerable() -> 
 
 
 def test_the_same_support_means_more_in_a_longer_question_up_to_forty_words() -> None:
-    short = Evidence(0.45, 0.08, 0.02, words=question_length("Can I get my money back?"))
-    story = Evidence(
+    short = _measured(0.45, 0.08, 0.02, words=question_length("Can I get my money back?"))
+    story = _measured(
         0.45,
         0.08,
         0.02,
@@ -72,8 +85,8 @@ def test_the_same_support_means_more_in_a_longer_question_up_to_forty_words() ->
     # Padding a question past forty words buys nothing more.
     padded = " ".join(["please"] * 200) + " can I get my money back?"
     assert question_length(padded) == 1.5
-    assert MODEL.probability(Evidence(0.45, 0.08, 0.02, words=question_length(padded))) == (
-        MODEL.probability(Evidence(0.45, 0.08, 0.02, words=1.5))
+    assert MODEL.probability(_measured(0.45, 0.08, 0.02, words=question_length(padded))) == (
+        MODEL.probability(_measured(0.45, 0.08, 0.02, words=1.5))
     )
 
 
@@ -87,7 +100,7 @@ def test_a_short_keyword_question_is_not_held_against_its_shortness() -> None:
 
 
 def test_the_reason_names_the_question_words_no_passage_has() -> None:
-    evidence = Evidence(0.35, 0.05, 0.6, missing_words=("premium",))
+    evidence = _measured(0.35, 0.05, 0.6, missing_words=("premium",))
     assert MODEL.reason(evidence) == (
         "No passage in the knowledge base mentions “premium”, so it cannot answer this."
     )
@@ -169,3 +182,59 @@ async def test_a_paraphrases_own_wording_is_not_the_missing_subject_of_the_quest
     final = [e async for e in generator.generate(request)][-1]
     assert isinstance(final, Final)
     assert final.verdict is Verdict.GROUNDED and "36 hours" in final.answer, final.refusal_detail
+
+
+def test_meaning_that_the_answering_page_does_not_hold_makes_a_question_less_answerable() -> None:
+    # Answered before: "pinned" is on another page, so ``missing`` did not count it,
+    # and the rate-limits page answered with "1 message per second per channel".
+    passages = [
+        Passage(1, "api#limits", "api", "API rate limits", "Per-method limits",
+                "chat.postMessage allows 1 message per second per channel, with short "
+                "bursts."),
+        Passage(2, "channels#pins", "channels", "Channels", "Pinned items",
+                "Pinned messages show at the top of a channel for everyone in it."),
+    ]  # fmt: skip
+    generator = ExtractiveGenerator(OnnxMiniLMEmbedder(), answerability=MODEL)
+
+    def evidence(question: str) -> Evidence:
+        return generator.evidence(question, passages, generator.score(question, passages))
+
+    pinned = evidence("How many messages can be pinned in one channel?")
+    sent = evidence("How many messages per second does chat.postMessage allow per channel?")
+    assert "pinned" not in pinned.missing_words  # a page has it: ``missing`` skips it
+    assert pinned.unsaid is not None and pinned.unsaid > 0.2
+    assert sent.unsaid == 0.0
+    assert MODEL.probability(replace(sent, unsaid=pinned.unsaid)) < MODEL.probability(sent)
+
+
+def test_unsaid_is_measured_only_when_the_decision_hinges_on_it() -> None:
+    clear = Evidence(0.75, 0.3, 0.0)
+    crowd = Evidence(0.31, 0.0, 0.4)
+    close = Evidence(0.45, 0.06, 0.02)
+    assert clear.unsaid is None
+    assert MODEL.settled(clear) is True and MODEL.settled(crowd) is False
+    assert MODEL.settled(close) is None
+    # A measured value decides as the model does; an unmeasured one it needs is refused.
+    assert MODEL.settled(replace(close, unsaid=0.0)) is MODEL.answerable(replace(close, unsaid=0.0))
+    assert MODEL.settled(replace(close, unsaid=1.0)) is False
+    with pytest.raises(AnswerabilityError, match="unsaid"):
+        MODEL.probability(close)
+
+
+async def test_the_generator_decides_as_with_every_feature_measured() -> None:
+    passages = [
+        Passage(1, "trash#files", "trash", "Deleted files", "The trash",
+                "Files stay in the trash for 30 days, after which they are purged."),
+        Passage(2, "billing#invoices", "billing", "Billing", "Invoices",
+                "Invoices are sent on the first working day of each month."),
+    ]  # fmt: skip
+    generator = ExtractiveGenerator(OnnxMiniLMEmbedder(), answerability=MODEL)
+    for question in (
+        "How long do deleted files stay in the trash?",
+        "deleted a file by accident yesterday... is it gone for good",
+        "How long are deleted whiteboards kept in the trash?",
+    ):
+        scored = generator.score(question, passages)
+        full = generator.evidence(question, passages, scored)
+        refused = generator.refusal(GenerationRequest(question, passages), scored) is not None
+        assert refused is not MODEL.answerable(full), question

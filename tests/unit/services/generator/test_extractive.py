@@ -742,6 +742,40 @@ def test_a_plan_the_table_does_not_have_is_a_missing_name() -> None:
     assert "“Team”" in GEN.answerability.reason(team)
 
 
+def test_the_product_every_page_names_is_no_row_a_table_lacks() -> None:
+    # Counted before as a missing name: "Quillpad" stands before "app", the noun of
+    # the apps table's key column, and no row of that table is keyed "Quillpad".
+    apps = Passage(
+        1,
+        "apps#systems",
+        "apps",
+        "Desktop and mobile apps",
+        "Supported systems",
+        "| App | Minimum version |\n|---|---|\n"
+        "| iPhone and iPad | iOS 16 |\n| Android phones and tablets | Android 10 |\n",
+    )
+    plans = Passage(
+        2,
+        "plans#intro",
+        "plans",
+        "Plans and pricing",
+        "",
+        "There are four plans, and every plan of Quillpad includes real-time co-editing.",
+    )
+    history = Passage(
+        3,
+        "history#intro",
+        "history",
+        "Version history",
+        "",
+        "While you type, Quillpad saves your work, so there is no save button.",
+    )
+    question = "Which Android version do I need for the Quillpad app?"
+    assert _evidence(question, apps, plans, history).names == 0.0
+    # Written by one document only, the name may well be a row the table lacks.
+    assert _evidence(question, apps, plans).missing_names == ("Quillpad",)
+
+
 OPS = [
     Passage(
         1,
