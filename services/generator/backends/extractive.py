@@ -816,7 +816,7 @@ class ExtractiveGenerator:
             names=float(min(len(absent_names), 2)),
             missing_names=tuple(dict.fromkeys(named)),
             words=question_length(question),
-            unsaid=self._unsaid_in(question, scored) if unsaid else None,
+            unsaid=self._unsaid_in(question, passages, scored) if unsaid else None,
         )
 
     def unsaid(self, question: str, passages: Sequence[Passage], scored: list[ScoredUnit]) -> float:
@@ -829,14 +829,19 @@ class ExtractiveGenerator:
         about rate limits; other pages say "pinned", this one does not, and the
         question hangs on it.
         """
-        return self._unsaid_in(self.repaired(question, passages), scored)
+        return self._unsaid_in(self.repaired(question, passages), passages, scored)
 
-    def _unsaid_in(self, repaired: str, scored: list[ScoredUnit]) -> float:
-        """``unsaid`` for the question as ``repaired`` words it."""
+    def _unsaid_in(
+        self, repaired: str, passages: Sequence[Passage], scored: list[ScoredUnit]
+    ) -> float:
+        """``unsaid`` for the question as ``repaired`` words it. The product's own name
+        ("Tallyo", written by the pages of two documents or more) is no term a page
+        must repeat: "How long is an invitation to join a Tallyo workspace valid
+        for?" is answered by "Invitations are valid for 14 days"."""
         best = _best_supported(scored)
         text = parts(repaired)[best.part].text
         q_terms = question_terms(text)
-        held = _passage_terms(best.passage)
+        held = _passage_terms(best.passage) | self._reading(passages).common_names
         unheld = {t for t in q_terms if t not in held}
         if not unheld:
             return 0.0
