@@ -55,6 +55,13 @@ SHORTHAND: dict[str, str] = {
     "hasnt": "hasn't", "couldnt": "couldn't", "shouldnt": "shouldn't",
     "wouldnt": "wouldn't", "youre": "you're", "theyre": "they're", "im": "I'm",
     "ive": "I've",
+    # Clipped words: "env var", "config", "repo", "admin", "info". One full word each.
+    "env": "environment", "envs": "environments", "var": "variable", "vars": "variables",
+    "config": "configuration", "configs": "configurations", "repo": "repository",
+    "repos": "repositories", "admin": "administrator", "admins": "administrators",
+    "info": "information", "notif": "notification", "notifs": "notifications",
+    "prefs": "preferences", "dept": "department", "mgr": "manager", "addr": "address",
+    "qty": "quantity", "amt": "amount", "pmt": "payment", "specs": "specifications",
 }  # fmt: skip
 
 
@@ -143,7 +150,7 @@ def repair(
         word = m.group(0)
         fixed = None
         if (short := _shorthand(word, m.start(), question)) is not None:
-            fixed = None if word.lower() in known else short
+            fixed = None if _written(word.lower(), known) else short
         elif _suspect(word, m.start(), question, real):
             if word not in closest:
                 if forms is None:
@@ -167,6 +174,13 @@ def suspects(question: str) -> bool:
         or _suspect(m.group(0), m.start(), question, real)
         for m in _TOKEN.finditer(question)
     )
+
+
+def _written(word: str, known: Container[str]) -> bool:
+    """Whether the passages write ``word`` themselves, also as its plural or singular
+    ("admin" on a page of "Owners and Admins")."""
+    forms = (word, f"{word}s", f"{word}es", word[:-1] if word.endswith("s") else word)
+    return any(form in known for form in forms)
 
 
 def _shorthand(word: str, start: int, question: str) -> str | None:

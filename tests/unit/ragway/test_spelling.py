@@ -141,3 +141,18 @@ def test_chat_shorthand_is_spelt_out_unless_the_passages_use_it() -> None:
     # In capitals inside a question it is a name or a code, not shorthand.
     assert repair("is the UR code valid", known) == "is the UR code valid"
     assert suspects("how many days b4 u close it")
+
+
+def test_a_clipped_word_is_spelt_out_as_the_passages_write_it() -> None:
+    # Refused before: "env" and "var" were in no passage, and the question hung on them.
+    page = "Start the app with the environment variable NW_DISABLE_GPU=1."
+    known = vocabulary([page])
+    assert repair("which env var turns off the gpu", known) == (
+        "which environment variable turns off the gpu"
+    )
+    # A page that writes the clipped word itself keeps the user's word.
+    config = vocabulary(["Set retries in the config file."])
+    assert repair("where is the config file", config) == "where is the config file"
+    # Also in its plural: "admin" on a page of "Owners and Admins" is their word.
+    admins = vocabulary(["Only Owners and Admins can export data."])
+    assert repair("can an admin export data", admins) == "can an admin export data"
