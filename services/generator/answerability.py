@@ -99,10 +99,11 @@ class Evidence:
             "words": self.words,
             "unsaid": self.unsaid,
         }
-        unmeasured = [name for name in features if values[name] is None]
+        measured = {name: value for name, value in values.items() if value is not None}
+        unmeasured = [name for name in features if name not in measured]
         if unmeasured:
             raise AnswerabilityError(f"evidence without {unmeasured}")
-        return [float(values[name]) for name in features]  # type: ignore[arg-type]
+        return [measured[name] for name in features]
 
 
 @dataclass(frozen=True, slots=True)

@@ -776,8 +776,11 @@ class ExtractiveGenerator:
         *,
         unsaid: bool = True,
     ) -> Evidence:
-        """The shape of the evidence for the question's best-supported part; without
-        ``unsaid`` (None) unless asked, since measuring it is most of the cost."""
+        """The shape of the evidence for the question's best-supported part.
+
+        ``unsaid=False`` leaves that feature unmeasured (None): measuring it is most
+        of the cost, and ``refusal`` measures it only where the decision hinges on it.
+        """
         if not scored:
             return Evidence(support=0.0, margin=0.0, missing=1.0, unsaid=1.0)
         question = self.repaired(question, passages)
@@ -1590,7 +1593,7 @@ def _common_names(passages: Sequence[Passage]) -> set[str]:
     documents: dict[str, set[str]] = {}
     for p in passages:
         for w in _NAME.findall(p.text):
-            documents.setdefault(stem(w.lower()), set()).add(p.title)
+            documents.setdefault(stem(w.lower()), set()).add(p.document_id)
     return {name for name, titles in documents.items() if len(titles) >= 2}
 
 
