@@ -37,6 +37,7 @@ from typing import Any
 from ragway.citations import escape_literals
 from ragway.stats import percentile
 from ragway.text import content_terms, split_sentences
+from ragway.units import FOOTNOTE_MARK
 from ragway_tools.evaluation.qa import QAItem, QASet
 
 SUPPORT_COVERAGE = 0.6
@@ -68,14 +69,15 @@ _LIST_MARKER = re.compile(
 )
 
 
-# A footnote mark written in superscript against a number or a word ("$0.015²",
-# "Custom¹"): NFKC would make "$0.015²" read as 0.0152, a number the page never gave.
-_SUPERSCRIPT_MARK = re.compile(r"(?<=[\w%$€£¢])[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+")
+# A footnote mark written against a number or a word ("$0.015²", "Custom¹",
+# units.FOOTNOTE_MARK): NFKC would read "$0.015²" as 0.0152, a number the page never
+# gave. A mark that opens the note under the table ("¹ Card rates …") is left as it was.
+_MARK_AGAINST = re.compile(rf"(?<=[\w%$€£¢])(?:{FOOTNOTE_MARK.pattern})+")
 
 
 def numbers(text: str) -> set[float]:
     """Every number in ``text`` as a value; citation, list and footnote marks are not."""
-    text = _SUPERSCRIPT_MARK.sub(" ", text)
+    text = _MARK_AGAINST.sub(" ", text)
     text = _LIST_MARKER.sub(" ", unicodedata.normalize("NFKC", text))
     text = _CITATION.sub(" ", text)
     return {float(m.group(1).replace(",", "") + (m.group(2) or "")) for m in _NUMBER.finditer(text)}

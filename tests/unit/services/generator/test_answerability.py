@@ -21,6 +21,8 @@ from services.generator.backends.base import Final, GenerationRequest, Passage, 
 from services.generator.backends.extractive import ExtractiveGenerator
 
 MODEL = AnswerabilityModel.load()
+# One generator for the module: its caches only remember what it computed.
+GENERATOR = ExtractiveGenerator(OnnxMiniLMEmbedder(), answerability=MODEL)
 
 
 def _measured(
@@ -142,7 +144,7 @@ async def test_a_question_near_many_passages_but_answered_by_none_is_refused_wit
         Passage(3, "retention#recordings", "retention", "Data retention", "Recordings",
                 "Recordings in the trash are kept for 25 days."),
     ]  # fmt: skip
-    generator = ExtractiveGenerator(OnnxMiniLMEmbedder(), answerability=MODEL)
+    generator = GENERATOR
     request = GenerationRequest("How long are whiteboards kept after a meeting?", passages)
     final = [e async for e in generator.generate(request)][-1]
     assert isinstance(final, Final)
@@ -166,7 +168,7 @@ async def test_a_paraphrases_own_wording_is_not_the_missing_subject_of_the_quest
         Passage(3, "billing#invoices", "billing", "Billing", "Invoices",
                 "Invoices are sent on the first working day of each month."),
     ]  # fmt: skip
-    generator = ExtractiveGenerator(OnnxMiniLMEmbedder(), answerability=MODEL)
+    generator = GENERATOR
     paraphrase = "Worst case, how long might a huge account wait for its export to be ready?"
     subject = "How long might an account wait for its webinar export to be ready?"
     salience = generator._salience(subject, {"webinar", "wait", "readi", "export"})
@@ -194,7 +196,7 @@ def test_meaning_that_the_answering_page_does_not_hold_makes_a_question_less_ans
         Passage(2, "channels#pins", "channels", "Channels", "Pinned items",
                 "Pinned messages show at the top of a channel for everyone in it."),
     ]  # fmt: skip
-    generator = ExtractiveGenerator(OnnxMiniLMEmbedder(), answerability=MODEL)
+    generator = GENERATOR
 
     def evidence(question: str) -> Evidence:
         return generator.evidence(question, passages, generator.score(question, passages))
@@ -228,7 +230,7 @@ async def test_the_generator_decides_as_with_every_feature_measured() -> None:
         Passage(2, "billing#invoices", "billing", "Billing", "Invoices",
                 "Invoices are sent on the first working day of each month."),
     ]  # fmt: skip
-    generator = ExtractiveGenerator(OnnxMiniLMEmbedder(), answerability=MODEL)
+    generator = GENERATOR
     for question in (
         "How long do deleted files stay in the trash?",
         "deleted a file by accident yesterday... is it gone for good",
@@ -250,7 +252,7 @@ def test_the_products_own_name_is_no_meaning_the_answering_page_must_repeat() ->
                       "Every plan of Tallyo includes unlimited clients.")  # fmt: skip
     apps = Passage(3, "apps#desktop", "apps", "Apps", "Desktop",
                    "Most people also install the desktop app of Tallyo.")  # fmt: skip
-    generator = ExtractiveGenerator(OnnxMiniLMEmbedder(), answerability=MODEL)
+    generator = GENERATOR
     question = "How long is an invitation to join a Tallyo workspace valid for?"
 
     def unsaid(*passages: Passage) -> float:
