@@ -128,7 +128,7 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
     # one ("How do I change my phone number?"), the answer is steps: no value kind.
     (
         re.compile(
-            rf"\b(?:{_WHAT_IS}|which)\s+(?:[\w-]+\s+){{0,3}}?(?:tele)?phone\s+numbers?\b|"
+            rf"\b(?:{_WHAT_IS}|which)\s+(?:[\w'-]+\s+){{0,3}}?(?:tele)?phone\s+numbers?\b|"
             r"\b(?:tele)?phone\s+numbers?\s+(?:for|of|to\s+call)\b|"
             r"\bnumbers?\s+(?:to|I\s+can|we\s+can|you\s+can)\s+(?:call|ring|dial)\b|"
             r"\b(?:hotline|helpline)\s+numbers?\b",
@@ -138,7 +138,7 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
     ),
     (
         re.compile(
-            rf"\b(?:{_WHAT_IS}|which)\s+(?:[\w-]+\s+){{0,3}}?e-?mail\s+address(?:es)?\b|"
+            rf"\b(?:{_WHAT_IS}|which)\s+(?:[\w'-]+\s+){{0,3}}?e-?mail\s+address(?:es)?\b|"
             r"\be-?mail\s+address(?:es)?\s+(?:for|of|to\s+(?:write|send|contact))\b",
             re.I,
         ),
@@ -525,8 +525,9 @@ _ASKS_BOUND = re.compile(
 )
 _STATES_BOUND = re.compile(
     r"\b(?:up to|at most|at least|max(?:imum)?|min(?:imum)?|no (?:more|fewer|less|later|"
-    r"earlier) than|or (?:fewer|less|more)|limit(?:ed)? (?:to|of|is)|cannot exceed|as (?:many|"
-    r"much|long) as|capped at|time limit|deadline)\b|\bfrom \d[\d,.]* to \d|"
+    r"earlier) than|or (?:fewer|less|more)|limit(?:ed)? (?:to|of|is)|"
+    r"(?:cannot|can['\u2019]t|must not|may not) exceed|as (?:many|much|long) as|capped at|"
+    r"time limit|deadline)\b|\bfrom \d[\d,.]* to \d|"
     r"\bbetween \d[\d,.]* and \d",
     re.I,
 )

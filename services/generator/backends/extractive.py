@@ -47,6 +47,7 @@ from ragway.lru import LruCache
 from ragway.question import (
     AnswerType,
     QuestionPart,
+    answer_type,
     asks_bound,
     counted,
     holds,
@@ -503,6 +504,7 @@ class ExtractiveGenerator:
         asked_terms = [content_terms(u.asked) if u.asked else set() for _, u in candidates]
         for n, part in enumerate(question_parts):
             q_terms = question_terms(part.text)
+            q_terms -= reading.absent(_value_named(part.text, q_terms))
             passed_over = _passed_over(passages, units_of, row_keys, q_terms, everywhere)
             weights = _term_weights(q_terms, passage_terms)
             # A term no passage has keeps its (top) rarity weight in the share, so a
@@ -798,6 +800,7 @@ class ExtractiveGenerator:
         text = parts(question)[best.part].text
         reading = self._reading(passages)
         q_terms = question_terms(text)
+        q_terms -= reading.absent(_value_named(text, q_terms, best.text))
         weights = _term_weights(q_terms, reading.passage_terms)
         absent = reading.absent(q_terms)
         said = [w for w in words(_WORD_HYPHEN.sub(" ", text)) if stem(w) in absent]
@@ -844,7 +847,9 @@ class ExtractiveGenerator:
         best = _best_supported(scored)
         text = parts(repaired)[best.part].text
         q_terms = question_terms(text)
-        held = _passage_terms(best.passage) | self._reading(passages).common_names
+        reading = self._reading(passages)
+        held = _passage_terms(best.passage) | reading.common_names
+        held |= reading.absent(_value_named(text, q_terms, best.text))
         unheld = {t for t in q_terms if t not in held}
         if not unheld:
             return 0.0
@@ -1351,6 +1356,40 @@ def question_terms(text: str) -> set[str]:
 
 
 _COUNTRY_US = re.compile(r"\bUS\b|\bU\.S\.")
+
+# Asked for a value whose kind the question names ("What's the 24-hour phone number for
+# the Operations Control Centre?", "What number do I ring?"), a page gives the value
+# without the words: "Operations Control Centre (OCC), 24 hours: 020 7946 0877". Where
+# no passage has them, they say which kind of value, as "how long" does, and are no
+# subject the passages lack; where one has them they still count. A question that names
+# the kind while asking how to change one ("How do I change my phone number?") is not
+# typed so.
+_VALUE_NAMED: dict[AnswerType, frozenset[str]] = {
+    AnswerType.PHONE: frozenset(
+        stem(w) for w in ("phone", "telephone", "number", "numbers", "ring", "call", "dial")
+    ),
+    AnswerType.EMAIL: frozenset(stem(w) for w in ("email", "mail", "address", "addresses")),
+}
+
+
+# Asked for a limit ("PayGo minimum top-up", "the longest I can keep it"), a page states
+# one in its own words: "at least $20 at a time".
+_BOUND_NAMED = frozenset(
+    stem(w)
+    for w in (
+        "maximum", "max", "minimum", "min", "longest", "shortest", "largest", "biggest",
+        "smallest", "highest", "lowest", "most", "fewest", "least", "limit", "limits", "cap",
+    )
+)  # fmt: skip
+
+
+def _value_named(text: str, q_terms: set[str], answer: str | None = None) -> set[str]:
+    """The question's terms that only name the kind of value it asks for; the words
+    of a limit too where the ``answer`` states one."""
+    named = q_terms & _VALUE_NAMED.get(answer_type(text), frozenset())
+    if answer is not None and asks_bound(text) and states_bound(answer):
+        named |= q_terms & _BOUND_NAMED
+    return named
 
 
 # Bounded: every answer reads the terms of every unit of its passages, and popular

@@ -79,6 +79,9 @@ from ragway.question import (
         ("Is there a hotline number I can call?", AnswerType.PHONE),
         ("Which phone number do I call about a lost card?", AnswerType.PHONE),
         ("Which email address do invoices come from?", AnswerType.EMAIL),
+        # A possessive among the words before it: "office's" is one word.
+        ("What's the press office's 24-hour phone number?", AnswerType.PHONE),
+        ("What's the finance team's email address?", AnswerType.EMAIL),
         ("How much does the Home 22 Pro weigh?", AnswerType.WEIGHT),
         ("What's the maximum parcel weight for Royal Mail?", AnswerType.WEIGHT),
         # Phones and emails as a way of doing something, not a value asked for.
@@ -252,6 +255,8 @@ def test_the_ways_a_page_states_a_limit() -> None:
         "No more than 5 exports run at once.",
         "Time limit: 28 days after the day you travelled",
         "The deadline is the 5th of the month.",
+        "Restocking fees can't exceed 20% of the item price.",
+        "A refund must not exceed the amount paid.",
     ):
         assert states_bound(text), text
     assert not states_bound("Export files stay available for download for 5 days.")

@@ -6,6 +6,8 @@ colons in its delimiter row, and numbered steps with a nested list of choices.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from services.generator.backends.base import Passage, Verdict
 from services.generator.backends.extractive import question_terms
 from tests.unit.services.generator.test_extractive import GEN, answer_of
@@ -132,6 +134,76 @@ def test_asked_for_opening_hours_the_sentence_with_the_times_answers() -> None:
         final = answer_of(question, [MATRIX, ACCOUNT, CONTACT])
         assert final.verdict is Verdict.GROUNDED, question
         assert "Monday to Friday, 9:00\u201317:30 UK time" in final.answer, question
+
+
+ESCALATION = Passage(
+    7,
+    "incidents#contacts",
+    "incidents",
+    "Major incidents",
+    "Out-of-hours contacts",
+    "If a site is down outside office hours, work down this list until someone picks up.\n\n"
+    "- Duty engineer: page the on-call rota in Opsgenie; backup mobile 07700 900123\n"
+    "- Network Operations Centre (NOC), 24 hours: 020 7946 0311\n"
+    "- Press office (out of hours): 020 7946 0559\n"
+    "- Duty director: page only after the duty engineer has declared a major incident\n",
+)
+
+
+def test_asked_for_a_phone_number_the_words_phone_and_number_are_not_what_the_page_lacks() -> None:
+    # Before: "phone" and "number", which no passage says, counted as the subject
+    # the pages lack (missing 0.10, unsaid 0.40), and a like question on a real
+    # escalation page was refused: the page gives the number, not the words.
+    passages = [MATRIX, ESCALATION, ACCOUNT]
+    for question in (
+        "What's the phone number for the Network Operations Centre?",
+        "What's the telephone number for the NOC?",
+    ):
+        evidence = GEN.evidence(question, passages, GEN.score(question, passages))
+        assert evidence.missing_words == (), question
+        assert evidence.missing == 0.0, question
+        assert evidence.unsaid == 0.0, question
+        final = answer_of(question, passages)
+        assert "020 7946 0311" in final.answer, question
+    # Asked how to change one, "phone number" is what the question is about.
+    question = "How do I change the phone number on my account?"
+    evidence = GEN.evidence(question, passages, GEN.score(question, passages))
+    assert {"phone", "number"} <= set(evidence.missing_words)
+    # Where another page says "phone number", the words count again: that the
+    # answering page lacks them is worth weighing.
+    said = replace(ACCOUNT, text="Add a phone number to your account for two-step sign-in.")
+    question = "What's the phone number for the NOC?"
+    evidence = GEN.evidence(question, [ESCALATION, said], GEN.score(question, [ESCALATION, said]))
+    assert evidence.unsaid is not None and evidence.unsaid > 0.0
+
+
+RETURNS = Passage(
+    8,
+    "returns#settings",
+    "returns",
+    "Returns",
+    "Return settings",
+    "Set the return window — how many days after delivery a customer can ask for a return. "
+    "You can choose anything from 14 up to 90 days; most stores pick 30.\n\n"
+    "Restocking fees are optional and can't exceed 20% of the item price.",
+)
+
+
+def test_asked_for_a_limit_the_word_maximum_is_said_by_a_sentence_stating_one() -> None:
+    # Before: "maximum", which no passage says, counted as the subject the pages
+    # lack, and "can't exceed" stated no limit, so the question was refused.
+    passages = [MATRIX, RETURNS, ACCOUNT]
+    question = "maximum restocking fee"
+    evidence = GEN.evidence(question, passages, GEN.score(question, passages))
+    assert evidence.missing_words == ()
+    assert evidence.unsaid == 0.0
+    final = answer_of(question, passages)
+    assert final.verdict is Verdict.GROUNDED
+    assert "can't exceed 20% of the item price" in final.answer
+    # Where the answering sentence states no limit, "maximum" is still a word it lacks.
+    unbounded = replace(RETURNS, text="Restocking fees are optional; set one per store.")
+    evidence = GEN.evidence(question, [MATRIX, unbounded], GEN.score(question, [MATRIX, unbounded]))
+    assert "maximum" in evidence.missing_words
 
 
 PRICES = Passage(
