@@ -135,6 +135,28 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+# Quotes as phones and word processors type them ("What\u2019s", \u201cPro\u201d): the
+# question rules, the spelling repair and the follow-up rewriter read the ASCII forms,
+# and an iPhone's "What\u2019s the phone number" met none of them.
+_TYPOGRAPHIC_QUOTES = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u2033": '"',
+    }
+)
+
+
+def plain_quotes(text: str) -> str:
+    """``text`` with typographic quotes and apostrophes as their ASCII forms."""
+    return text.translate(_TYPOGRAPHIC_QUOTES)
+
+
 @functools.cache
 def _stemmer() -> tantivy.TextAnalyzer:
     # The Snowball English stemmer that the BM25 index uses, so "resuming"

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
+from ragway.text import plain_quotes
 from services.gateway.runs.feedback import MAX_COMMENT_CHARS, FeedbackRecord
 from services.gateway.runs.models import (
     Citation,
@@ -40,6 +41,8 @@ Question = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1),
     AfterValidator(_without_control_characters),
+    # Searched and answered with ASCII quotes: "What\u2019s" reads as "What's" does.
+    AfterValidator(plain_quotes),
 ]
 
 

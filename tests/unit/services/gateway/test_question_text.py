@@ -48,3 +48,14 @@ def test_tabs_line_breaks_and_any_printable_text_stay_a_question(client: TestCli
         resp = client.post("/ask", json={"question": text})
         assert resp.status_code == 200, resp.text
         assert resp.json() == kept
+
+
+def test_typographic_quotes_are_taken_as_their_ascii_forms(client: TestClient) -> None:
+    # An iPhone types "What\u2019s": the question rules (ragway/question.py) read
+    # "What's", and "What\u2019s the phone number for \u2026" was not typed as asking
+    # for a phone number.
+    resp = client.post(
+        "/ask", json={"question": "What\u2019s the team\u2019s \u201cPro\u201d phone number?"}
+    )
+    assert resp.status_code == 200, resp.text
+    assert resp.json() == "What's the team's \"Pro\" phone number?"

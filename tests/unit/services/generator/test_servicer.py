@@ -112,6 +112,28 @@ async def test_question_vectors_reach_the_backend(generator: tuple[Any, Scripted
     }
 
 
+async def test_a_question_with_typographic_quotes_reaches_the_backend_in_ascii(
+    generator: tuple[Any, ScriptedBackend],
+) -> None:
+    # A caller other than the gateway may send "What\u2019s"; the backend reads "What's",
+    # and the vectors embedded for that text still match it.
+    stub, backend = generator
+    backend.final = Final(answer="", verdict=Verdict.REFUSED, model="m", prompt_version="p")
+    vectors = [QueryVector(text="What\u2019s the hotel limit?", vector=[0.6, 0.8])]
+    await final_of(
+        stub,
+        pb.GenerateRequest(
+            question="What\u2019s the hotel limit?",
+            passages=PASSAGES,
+            question_vectors=vectors,
+            embedding_model="e",
+        ),
+    )
+    got = backend.requests[0]
+    assert got.question == "What's the hotel limit?"
+    assert list(got.question_vectors) == ["What's the hotel limit?"]
+
+
 async def test_unknown_citations_are_dropped_and_unsupported_numbers_reported(
     generator: tuple[Any, ScriptedBackend],
 ) -> None:

@@ -356,6 +356,18 @@ async def test_a_search_returns_the_question_vectors_only_when_asked(r: Retrieve
     assert list(sparse.query_vectors) == [] and sparse.embedding_model == ""
 
 
+async def test_a_query_with_typographic_quotes_is_searched_in_ascii(r: Retriever) -> None:
+    # The vectors come back for the text searched: "What's", as the generator reads it.
+    await r.stub.Upsert(pb.UpsertRequest(chunks=[chunk("hotel#1", "hotel limit is 180 euros")]))
+    query = pb.SearchRequest(
+        query="What\u2019s the hotel limit?", tenant="acme", access_groups=["staff"]
+    )
+    query.query_vectors = True
+    found = await r.stub.Search(query)
+    assert "What's the hotel limit?" in {v.text for v in found.query_vectors}
+    assert [h.chunk_id for h in found.hits][:1] == ["hotel#1"]
+
+
 async def test_replace_documents_swaps_a_version_in_one_write(r: Retriever) -> None:
     """The old version stays searchable while the new one embeds; then only the new is there."""
     await r.stub.Upsert(
