@@ -65,9 +65,13 @@ _NUMBERED = re.compile(
     r"\b(?:No|Nr|Fig|Vol|Art|Sec|Ext|Tel|pp?|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.$"
 )
 # A clock time's "a.m."/"p.m." before its time zone: "Orders placed before 2 p.m. PT
-# ship the same day" is one sentence, and its answer keeps the zone.
+# ship the same day" is one sentence, and its answer keeps the zone, also written out:
+# "If you ask before 5 p.m. Central Time on a business day" ("UK time", "Eastern
+# Standard Time").
 _CLOCK = re.compile(r"\b[ap]\.m\.$", re.IGNORECASE)
-_ZONE = re.compile(r"[A-Z]{1,4}T\b|UTC\b|GMT\b|[A-Z]{2,5}[+-]\d")
+_ZONE = re.compile(
+    r"[A-Z]{1,4}T\b|UTC\b|GMT\b|[A-Z]{2,5}[+-]\d|(?:[A-Z][A-Za-z]*\s+){1,3}[Tt]ime\b"
+)
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 # A reference-style link, "[the pricing page][pricing]" or "[Pricing][]", and the

@@ -75,6 +75,14 @@ def test_a_clock_time_keeps_its_zone_and_a_number_its_abbreviation() -> None:
         "Open until 5 p.m. UTC.",
         "Call ext. 204 or see Fig. 2 below.",
     ]
+    # A zone written out: "If you ask before 5 p.m." alone lost the condition's rest.
+    assert split_sentences(
+        "If you ask before 5 p.m. Central Time on a business day, we start the same day. "
+        "Lines are open until 8 p.m. UK time."
+    ) == [
+        "If you ask before 5 p.m. Central Time on a business day, we start the same day.",
+        "Lines are open until 8 p.m. UK time.",
+    ]
     assert split_sentences("Plan No. 3 has SSO. Ask Dr. Patel or St. Mary's clinic.") == [
         "Plan No. 3 has SSO.",
         "Ask Dr. Patel or St. Mary's clinic.",
