@@ -41,7 +41,7 @@ class AnswerType(StrEnum):
 
 
 _UNIT_DURATION = (
-    r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|"
+    r"(?:milliseconds?|ms|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|"
     # "10 working days", "3 banking days": British and banking pages count days so.
     r"(?:business|working|calendar|banking|clear)[\s-]days?)"
 )
@@ -165,7 +165,7 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             r"\bwhat time\b|\bwhat hours\b|\bhours of (?:operation|business)\b|"
             r"\b(?:opening|office|business|support|phone|helpline|hotline|staffed|service|"
             r"call cent(?:re|er))\s+hours\b|"
-            r"\bwhen\s+(?:is|are|does|do)\s+(?:[\w'-]+\s+){0,4}?"
+            r"\b(?:when|how late|how early)\s+(?:is|are|does|do)\s+(?:[\w'-]+\s+){0,4}?"
             r"(?:open|opens|closed?|closes|staffed|answered|manned)\b)",
             re.I | re.S,
         ),
@@ -281,6 +281,8 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
     ),
     (_any("port"), AnswerType.PORT),
     (_any("what date", "which date", "since when", "deadline", "date"), AnswerType.DATE),
+    # "How many backup codes do I get?" counts codes; it asks for no code.
+    (_any("how many"), AnswerType.NUMBER),
     (
         _any(
             "command",

@@ -81,6 +81,10 @@ from ragway.question import (
         ("Which email address do invoices come from?", AnswerType.EMAIL),
         # A possessive among the words before it: "office's" is one word.
         ("What's the press office's 24-hour phone number?", AnswerType.PHONE),
+        # A count of codes asks for no code; "how late … open" for a time of day.
+        ("How many backup codes do I get?", AnswerType.NUMBER),
+        ("how late is live chat open on saturdays", AnswerType.TIME),
+        ("How early does the ticket office open?", AnswerType.TIME),
         ("What's the finance team's email address?", AnswerType.EMAIL),
         ("How much does the Home 22 Pro weigh?", AnswerType.WEIGHT),
         ("What's the maximum parcel weight for Royal Mail?", AnswerType.WEIGHT),
@@ -129,6 +133,9 @@ def test_holds_recognises_values() -> None:
     # A hyphenated business-day span is a duration too: "how long do payouts take" was
     # answered by the 3-day pause rule, which held one, over this sentence, which did not.
     assert holds("Paid out on a 2-business-day rolling basis.", AnswerType.DURATION)
+    # A latency: "How long does a hybrid query take?" is answered in milliseconds.
+    assert holds("A hybrid query takes 11.6 ms at the median.", AnswerType.DURATION)
+    assert holds("Webhooks time out after 800 milliseconds.", AnswerType.DURATION)
     assert holds("Business — Price per seat: $11.75", AnswerType.AMOUNT)
     # The sign after the number, as European pages write prices; and no count in it.
     assert holds("Ad-hoc charging: 0,59 €/kWh", AnswerType.AMOUNT)
