@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from ragway import acronyms, ranges, spelling
+from ragway import acronyms, ranges, spelling, synonyms
 from ragway.citations import escape_literals
 from ragway.embedding import Embedder
 from ragway.lru import LruCache
@@ -257,7 +257,10 @@ class _Reading:
     def knows(self, term: str) -> bool:
         found = self.known.get(term)
         if found is None:
-            found = self.known[term] = _known(term, self.vocabulary)
+            # "bin" is known to pages that say "trash" (ragway/synonyms.py).
+            found = self.known[term] = _known(term, self.vocabulary) or bool(
+                synonyms.of(term) & self.vocabulary
+            )
         return found
 
     def absent(self, q_terms: set[str]) -> set[str]:
@@ -849,6 +852,7 @@ class ExtractiveGenerator:
         q_terms = question_terms(text)
         reading = self._reading(passages)
         held = _passage_terms(best.passage) | reading.common_names
+        held = held | {t for t in q_terms if synonyms.of(t) & held}
         held |= reading.absent(_value_named(text, q_terms, best.text))
         unheld = {t for t in q_terms if t not in held}
         if not unheld:

@@ -261,3 +261,21 @@ def test_the_products_own_name_is_no_meaning_the_answering_page_must_repeat() ->
 
     # Named by one other page only, "Tallyo" may be what the answering page is not about.
     assert unsaid(invites, billing, apps) < unsaid(invites, billing) - 0.2
+
+
+def test_a_word_for_what_the_pages_call_otherwise_is_no_meaning_they_lack() -> None:
+    # Refused before on a real help centre: "bin" and "wiped" counted as the subject no
+    # page has (``missing``) and the trash page does not hold (``unsaid``).
+    trash = Passage(1, "files#trash", "files", "Files", "Restoring deleted files",
+                    "Files stay in the trash for 30 days and are then deleted for good. "
+                    "On the Enterprise plan, Owners can change the trash period to any "
+                    "value between 7 and 180 days.")  # fmt: skip
+    billing = Passage(2, "billing#invoices", "billing", "Billing", "Invoices",
+                      "Invoices are sent on the first working day of each month.")  # fmt: skip
+    question = "On Enterprise, what's the longest we can keep stuff in the bin before it's wiped?"
+    passages = [trash, billing]
+    evidence = GENERATOR.evidence(question, passages, GENERATOR.score(question, passages))
+    assert not {"bin", "wiped"} & set(evidence.missing_words)
+    assert evidence.unsaid is not None and evidence.unsaid < 0.3
+    # A word no page says in any form still counts.
+    assert "stuff" in evidence.missing_words

@@ -1,0 +1,19 @@
+"""Words a customer uses for what the pages call otherwise (ragway/synonyms.py)."""
+
+from __future__ import annotations
+
+from ragway import synonyms
+from ragway.text import stem
+
+
+def test_a_word_has_the_stems_of_its_synonyms_and_not_its_own() -> None:
+    assert synonyms.of(stem("bin")) == {stem("trash"), stem("recycle")}
+    assert stem("delete") in synonyms.of(stem("wiped"))
+    assert stem("wiped") not in synonyms.of(stem("wiped"))
+
+
+def test_words_that_tell_features_apart_are_no_synonyms() -> None:
+    # A question about the one the pages lack must still be refused.
+    assert stem("download") not in synonyms.of(stem("upload"))
+    assert synonyms.of(stem("tier")) == frozenset()
+    assert synonyms.of(stem("fee")) == frozenset()
