@@ -451,6 +451,15 @@ def _comma_question(question: str) -> list[str] | None:
 _ANAPHOR = re.compile(r"\b(?:it|its|they|them|their|that|this|those|these|there)\b", re.I)
 
 
+# "… and what's that plan's energy charge?": a demonstrative before a noun points back
+# however much else the part names; the plan is the one the part before it names. Not
+# "that" before a clause ("that the", "that Pro") nor a verb ("the fee that applies").
+_POINTS_BACK = re.compile(
+    r"\b(?:[Tt]hat|[Tt]his)\s+(?!(?:is|are|was|were|the|a|an|you|we|they|it|he|she|my|our|your|"
+    r"their)\b)[a-z]+(?<!s)(?:'s)?(?![\w'])|\b(?:[Tt]hose|[Tt]hese)\s+[a-z]+"
+)
+
+
 # The words that ask ("how much", "how long"): they name nothing the part is about.
 _ASKED_BY = re.compile(r"\bhow\s+(?:much|many|long|often|far|soon)\b", re.I)
 
@@ -463,7 +472,7 @@ def _with_antecedents(pieces: list[str]) -> list[QuestionPart]:
     for n, piece in enumerate(pieces):
         kind = answer_type(piece)
         named = content_terms(_ASKED_BY.sub(" ", piece))
-        if n and _ANAPHOR.search(piece) and len(named) <= 2:
+        if n and (_POINTS_BACK.search(piece) or (_ANAPHOR.search(piece) and len(named) <= 2)):
             piece = f"{pieces[n - 1]}: {piece}"
         out.append(QuestionPart(piece, kind))
     return out

@@ -288,6 +288,21 @@ def test_a_part_that_points_back_is_read_with_the_part_before_it() -> None:
     assert found[1].text == (
         "Can I move my balance to my bank: how much do I need to have in there"
     )
+    # "that plan" points back however much else the part names: read alone, "what's
+    # that plan's energy charge" matched every plan's energy charge.
+    found = parts(
+        "How big can my solar system be for Solar Buyback 12, and what's that plan's energy charge?"
+    )
+    assert found[1].text == (
+        "How big can my solar system be for Solar Buyback 12: what's that plan's energy charge"
+    )
+    # "that" before a clause or a verb points nowhere.
+    assert parts("What does Pro cost, and what is the fee that applies to refunds?")[1].text == (
+        "what is the fee that applies to refunds"
+    )
+    assert parts("How long is the trial, and is it true that Pro includes SSO?")[1].text == (
+        "is it true that Pro includes SSO"
+    )
 
 
 @pytest.mark.parametrize(
