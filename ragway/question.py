@@ -219,6 +219,10 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             # long ("7 days", "3 working days"); not "when I'm offline, how much…".
             r"when (?:does|do|is|are|will|would|can|should|did|must)",
             "response time",
+            # "What's the acknowledge time for a P2 incident?": a span, as pages state
+            # one ("Acknowledge within: 30 minutes").
+            r"(?:acknowledge(?:ment)?|resolution|turnaround|processing|delivery|wait(?:ing)?|"
+            r"lead|reply|dispatch|transit)\s+times?",
             "time span",
         ),
         AnswerType.DURATION,

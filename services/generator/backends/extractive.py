@@ -803,7 +803,7 @@ class ExtractiveGenerator:
         text = parts(question)[best.part].text
         reading = self._reading(passages)
         q_terms = question_terms(text)
-        q_terms -= reading.absent(_value_named(text, q_terms, best.text))
+        q_terms -= _said_by_value(text, q_terms, best.text, reading)
         weights = _term_weights(q_terms, reading.passage_terms)
         absent = reading.absent(q_terms)
         said = [w for w in words(_WORD_HYPHEN.sub(" ", text)) if stem(w) in absent]
@@ -853,7 +853,7 @@ class ExtractiveGenerator:
         reading = self._reading(passages)
         held = _passage_terms(best.passage) | reading.common_names
         held = held | {t for t in q_terms if synonyms.of(t) & held}
-        held |= reading.absent(_value_named(text, q_terms, best.text))
+        held |= _said_by_value(text, q_terms, best.text, reading)
         unheld = {t for t in q_terms if t not in held}
         if not unheld:
             return 0.0
@@ -1373,6 +1373,8 @@ _VALUE_NAMED: dict[AnswerType, frozenset[str]] = {
         stem(w) for w in ("phone", "telephone", "number", "numbers", "ring", "call", "dial")
     ),
     AnswerType.EMAIL: frozenset(stem(w) for w in ("email", "mail", "address", "addresses")),
+    # "What's the acknowledge time for a P2 incident?": "Acknowledge within: 30 minutes".
+    AnswerType.DURATION: frozenset(stem(w) for w in ("time", "times")),
 }
 
 
@@ -1385,6 +1387,17 @@ _BOUND_NAMED = frozenset(
         "smallest", "highest", "lowest", "most", "fewest", "least", "limit", "limits", "cap",
     )
 )  # fmt: skip
+
+
+def _said_by_value(text: str, q_terms: set[str], answer: str, reading: _Reading) -> set[str]:
+    """The question's words for the kind of value it asks that the ``answer`` says by
+    holding one: "time" where it holds "within: 30 minutes", whatever other pages say;
+    where it holds none, those no passage has."""
+    named = _value_named(text, q_terms, answer)
+    kind = answer_type(text)
+    if kind in _VALUE_NAMED and holds(answer, kind):
+        return named
+    return reading.absent(named)
 
 
 def _value_named(text: str, q_terms: set[str], answer: str | None = None) -> set[str]:

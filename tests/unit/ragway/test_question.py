@@ -85,6 +85,8 @@ from ragway.question import (
         ("How many backup codes do I get?", AnswerType.NUMBER),
         ("how late is live chat open on saturdays", AnswerType.TIME),
         ("How early does the ticket office open?", AnswerType.TIME),
+        ("What's the acknowledge time for a P2 incident?", AnswerType.DURATION),
+        ("What is the typical delivery time to Ireland?", AnswerType.DURATION),
         ("What's the finance team's email address?", AnswerType.EMAIL),
         ("How much does the Home 22 Pro weigh?", AnswerType.WEIGHT),
         ("What's the maximum parcel weight for Royal Mail?", AnswerType.WEIGHT),
