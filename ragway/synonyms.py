@@ -26,6 +26,7 @@ _GROUPS: tuple[tuple[str, ...], ...] = (
     ("buy", "purchase"),
     ("kid", "child", "children"),
     ("idle", "inactive"),
+    ("ferry", "ship", "vessel", "boat"),
 )
 
 
