@@ -62,6 +62,12 @@ SHORTHAND: dict[str, str] = {
     "info": "information", "notif": "notification", "notifs": "notifications",
     "prefs": "preferences", "dept": "department", "mgr": "manager", "addr": "address",
     "qty": "quantity", "amt": "amount", "pmt": "payment", "specs": "specifications",
+    # Text speak: "wen do u txt me", "goin to florida nxt month", "use my fone there".
+    "txt": "text", "txts": "texts", "txted": "texted", "wen": "when", "nxt": "next",
+    "goin": "going", "fone": "phone", "fones": "phones", "evry": "every",
+    "evrything": "everything", "wud": "would", "shud": "should", "cud": "could",
+    "gonna": "going to", "wanna": "want to", "yday": "yesterday", "tmr": "tomorrow",
+    "nite": "night", "2nite": "tonight", "pymt": "payment", "recd": "received",
 }  # fmt: skip
 
 

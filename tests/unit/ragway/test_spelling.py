@@ -143,6 +143,18 @@ def test_chat_shorthand_is_spelt_out_unless_the_passages_use_it() -> None:
     assert suspects("how many days b4 u close it")
 
 
+def test_text_speak_is_spelt_out() -> None:
+    # "txt", "wen", "nxt" and "fone" were no term any page has: the question hung on
+    # words that are only the way it was typed.
+    known = vocabulary(["We text you when you've used 80% of your data."])
+    assert repair("wen do u txt me that my data is running low", known) == (
+        "when do you text me that my data is running low"
+    )
+    assert repair("goin to florida nxt month how much to use my fone", known) == (
+        "going to florida next month how much to use my phone"
+    )
+
+
 def test_a_clipped_word_is_spelt_out_as_the_passages_write_it() -> None:
     # Refused before: "env" and "var" were in no passage, and the question hung on them.
     page = "Start the app with the environment variable NW_DISABLE_GPU=1."
