@@ -411,6 +411,13 @@ def _resolve_ellipsis(pieces: list[str]) -> list[str]:
     return out
 
 
+_ASKS = re.compile(
+    r"^(?:how|what(?:'s)?|which|who|whose|why|when|where|is|are|am|was|were|can|could|do|"
+    r"does|did|will|would|should|shall|may|might|must|has|have|had)\b",
+    re.I,
+)
+
+
 def parts(question: str) -> list[QuestionPart]:
     """The question split into the parts a user expects each to be answered.
 
@@ -421,6 +428,10 @@ def parts(question: str) -> list[QuestionPart]:
     """
     pieces = [p.strip(" ?,;") for p in _PART_SPLIT.split(question.strip())]
     pieces = [p for p in pieces if p]
+    if len(pieces) > 1 and not question.rstrip().endswith("?") and not _ASKS.match(pieces[-1]):
+        # "do kids under 4 go free?? my daughter is 3": a statement after the question
+        # is what it is asked about, no part to answer on its own.
+        pieces = [*pieces[:-2], f"{pieces[-2]}? {pieces[-1]}"]
     if len(pieces) == 1:
         pieces = _shared_question_word(question.strip()) or _comma_question(pieces[0]) or pieces
     if len(pieces) > 1 and all(_QUESTION_WORD.search(p) and len(p.split()) >= 3 for p in pieces):

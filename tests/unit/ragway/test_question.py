@@ -124,6 +124,18 @@ def test_a_second_question_after_a_comma_is_a_part_of_its_own() -> None:
     assert len(parts("If I upgrade, do I lose my data?")) == 1
 
 
+def test_a_statement_after_the_question_is_its_context_not_a_part() -> None:
+    # "my daughter is 3" was a part of its own (it has "is"), answered with whatever
+    # sentence was closest to a daughter's age.
+    found = parts("do kids under 4 go free?? my daughter is 3")
+    assert [(p.text, p.answer_type) for p in found] == [
+        ("do kids under 4 go free?? my daughter is 3", AnswerType.YES_NO)
+    ]
+    # A second question typed without its question mark is still a part.
+    found = parts("How many seats does Team have? how long is the trial")
+    assert [p.text for p in found] == ["How many seats does Team have", "how long is the trial"]
+
+
 def test_a_single_question_with_and_in_it_stays_whole() -> None:
     assert len(parts("Can I export and delete my data?")) == 1
     assert len(parts("What are the storage and member limits on Starter?")) == 1
