@@ -131,6 +131,10 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             rf"\b(?:{_WHAT_IS}|which)\s+(?:[\w'-]+\s+){{0,3}}?(?:tele)?phone\s+numbers?\b|"
             r"\b(?:tele)?phone\s+numbers?\s+(?:for|of|to\s+call)\b|"
             r"\bnumbers?\s+(?:to|I\s+can|we\s+can|you\s+can)\s+(?:call|ring|dial)\b|"
+            # "What number do I ring to book help?", "Which number should I use to call
+            # you from overseas?": the number rung is the answer.
+            r"\b(?:what|which)\s+(?:[\w-]+\s+){0,2}?numbers?\s+(?:do|should|can|shall|would)\s+"
+            r"(?:I|we|you)\s+(?:(?:use\s+to\s+)?(?:call|ring|dial|phone))\b|"
             r"\b(?:hotline|helpline)\s+numbers?\b",
             re.I,
         ),

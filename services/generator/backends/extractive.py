@@ -1479,10 +1479,16 @@ _VALUE_ONLY: dict[AnswerType, str] = {
 }
 
 
+_NAMES_PHONE = re.compile(r"\b(?:(?:tele)?phone|hotline|helpline)\b", re.I)
+
+
 def _lacking_value(question: str, passages: Sequence[Passage]) -> str | None:
     """The value a question can only be answered with, when no passage holds one."""
     asked = {part.answer_type for part in parts(question)}
     if len(asked) != 1 or (kind := asked.pop()) not in _VALUE_ONLY:
+        return None
+    if kind is AnswerType.PHONE and not _NAMES_PHONE.search(question):
+        # "What number do I call to hear my voicemail?" may be a short code ("321").
         return None
     if any(holds(p.text, kind) for p in passages):
         return None

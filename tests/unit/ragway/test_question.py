@@ -78,6 +78,8 @@ from ragway.question import (
         ("What's the phone number for Parcelly support?", AnswerType.PHONE),
         ("Is there a hotline number I can call?", AnswerType.PHONE),
         ("Which phone number do I call about a lost card?", AnswerType.PHONE),
+        ("What number do I ring to book help from the Assistance Team?", AnswerType.PHONE),
+        ("Which number should I use to call you from overseas?", AnswerType.PHONE),
         ("Which email address do invoices come from?", AnswerType.EMAIL),
         # A possessive among the words before it: "office's" is one word.
         ("What's the press office's 24-hour phone number?", AnswerType.PHONE),

@@ -183,6 +183,29 @@ def test_asked_for_a_phone_number_the_words_phone_and_number_are_not_what_the_pa
     assert evidence.unsaid is not None and evidence.unsaid > 0.0
 
 
+SHORT_CODES = Passage(
+    12,
+    "codes#short",
+    "codes",
+    "Short codes",
+    "Codes you can dial",
+    "Dial these from your own phone; they're free.\n\n"
+    "| Code | What it does |\n|---|---|\n"
+    "| 321 | Voicemail |\n| 150 | Customer care |\n| *#06# | Show your IMEI |\n",
+)
+
+
+def test_the_number_to_call_may_be_a_short_code_a_phone_number_may_not() -> None:
+    # "What number do I ring …" now asks for the number itself; a short code answers
+    # it, while a question that says "phone number" is refused without a full one.
+    final = answer_of("What number do I call to listen to my voicemail?", [SHORT_CODES, ACCOUNT])
+    assert final.verdict is Verdict.GROUNDED
+    assert final.answer == "321 — What it does: Voicemail. [12]"
+    final = answer_of("What's the phone number for voicemail?", [SHORT_CODES, ACCOUNT])
+    assert final.verdict is Verdict.REFUSED
+    assert final.refusal_detail == "The knowledge base gives no phone number for this question."
+
+
 SEVERITY = Passage(
     10,
     "incidents#severity",
