@@ -58,7 +58,12 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
         rf"fifteen|twenty|thirty|sixty|ninety)[\s-]*{_UNIT_DURATION}\b",
         re.I,
     ),
-    AnswerType.PERCENT: re.compile(r"\d[\d,.]*\s*(?:%|percent\b)", re.I),
+    # "20%", and the shares a fare page writes in words: "a third off", "half price".
+    AnswerType.PERCENT: re.compile(
+        r"\d[\d,.]*\s*(?:%|percent\b)|\b(?:half|(?:a|one)[\s-](?:third|quarter)|two[\s-]thirds|"
+        r"three[\s-]quarters)\s+(?:off|price|the\s+(?:\w+\s+){0,3}?(?:fare|price|cost))\b",
+        re.I,
+    ),
     AnswerType.AMOUNT: re.compile(
         # "$49", "49 USD", and the European "0,39 €" with the sign after the number;
         # "2.9% + 30¢" charges cents.

@@ -152,6 +152,12 @@ def test_holds_recognises_values() -> None:
     # A latency: "How long does a hybrid query take?" is answered in milliseconds.
     assert holds("A hybrid query takes 11.6 ms at the median.", AnswerType.DURATION)
     assert holds("Webhooks time out after 800 milliseconds.", AnswerType.DURATION)
+    # A share in words, as fare pages write discounts: "Gold Card companion discount"
+    # was refused, the page's "one-third off" holding no percentage.
+    assert holds("It gives one-third off Off-Peak fares.", AnswerType.PERCENT)
+    assert holds("Children aged 5-15 pay half the adult fare.", AnswerType.PERCENT)
+    assert not holds("The crossing takes half an hour.", AnswerType.PERCENT)
+    assert not holds("A third of members book online.", AnswerType.PERCENT)
     assert holds("Business — Price per seat: $11.75", AnswerType.AMOUNT)
     # The sign after the number, as European pages write prices; and no count in it.
     assert holds("Ad-hoc charging: 0,59 €/kWh", AnswerType.AMOUNT)
