@@ -144,7 +144,12 @@ MAX_LISTED_ITEMS = 8
 # 15: the refusal weighs the question's meaning the answering passage lacks (``unsaid``);
 # "open" and "close" in "when is … open" only ask for a time; a name written by two
 # documents is the knowledge base's own; "the most phones" asks how many.
-POLICY_VERSION = "extractive-policy-15"
+# 16: the words for the kind of value asked ("phone number", "time", "maximum") are said
+# by an answer that holds one; a synonym a page writes holds a term ("bin": "trash");
+# "What number do I ring?" asks for a phone number; "that plan" points back; a
+# statement after the question is its context; "one-third off" is a percentage;
+# "5 p.m. Central Time" keeps its zone; text speak ("txt", "wen") is spelt out.
+POLICY_VERSION = "extractive-policy-16"
 
 
 @dataclass(frozen=True, slots=True)
@@ -1363,11 +1368,11 @@ _COUNTRY_US = re.compile(r"\bUS\b|\bU\.S\.")
 
 # Asked for a value whose kind the question names ("What's the 24-hour phone number for
 # the Operations Control Centre?", "What number do I ring?"), a page gives the value
-# without the words: "Operations Control Centre (OCC), 24 hours: 020 7946 0877". Where
-# no passage has them, they say which kind of value, as "how long" does, and are no
-# subject the passages lack; where one has them they still count. A question that names
-# the kind while asking how to change one ("How do I change my phone number?") is not
-# typed so.
+# without the words: "Operations Control Centre (OCC), 24 hours: 020 7946 0877". They
+# say which kind of value, as "how long" does: scoring drops them where no passage has
+# them, the evidence also where the answering unit holds such a value
+# (``_said_by_value``). A question that names the kind while asking how to change one
+# ("How do I change my phone number?") is not typed so.
 _VALUE_NAMED: dict[AnswerType, frozenset[str]] = {
     AnswerType.PHONE: frozenset(
         stem(w) for w in ("phone", "telephone", "number", "numbers", "ring", "call", "dial")
