@@ -171,6 +171,59 @@ def repair(
     return "".join(out)
 
 
+# What comes before a word that opens a sentence, a line, a list item or a cell, where
+# its capital says nothing about the word ("Deleted files stay …").
+_OPENING = re.compile(r"[.!?:|#*>\n-][\s\d.)]*$")
+_NUMBERING = " \t\n0123456789.)"
+
+
+def _opens(text: str, start: int) -> bool:
+    """Whether the word at ``start`` opens a sentence, a line, an item or a cell."""
+    before = text[max(0, start - 6) : start]
+    return bool(_OPENING.search(before)) or (start <= 6 and not before.strip(_NUMBERING))
+
+
+def shouted(question: str) -> bool:
+    """Whether the question is typed in capitals ("HOW LONG ARE DELETED FILES KEPT")."""
+    letters = [c for c in question if c.isascii() and c.isalpha()]
+    return len(letters) >= 8 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
+
+
+def unshout(question: str, texts: Iterable[str]) -> str:
+    """A question typed in capitals with its words cased as the passages write them.
+
+    "HOW LONG ARE DELETED FILES KEPT ON BUSINESS" reads as a question of names:
+    capitalised words inside a question are names ("Premium"), which the spelling
+    repair leaves alone and the refusal counts as what the pages may not cover. Each
+    word takes the form the passages write most ("Business", "SSO", "kept"); a word
+    they do not write is lower case, unless it holds a digit ("HS-204", an
+    identifier). A question not in capitals is returned as it is.
+    """
+    if not shouted(question):
+        return question
+    wanted = {m.group(0).lower() for m in _TOKEN.finditer(question)}
+    forms: dict[str, dict[str, int]] = {}
+    for text in texts:
+        for m in _TOKEN.finditer(text):
+            token, key = m.group(0), m.group(0).lower()
+            if key not in wanted:
+                continue
+            if _opens(text, m.start()) and not (len(token) > 1 and token.isupper()):
+                continue  # a capital that opens a sentence says nothing ("SSO" still does)
+            seen = forms.setdefault(key, {})
+            seen[token] = seen.get(token, 0) + 1
+
+    def cased(m: re.Match[str]) -> str:
+        word = m.group(0)
+        seen = forms.get(word.lower())
+        if seen:
+            # The most written form; a tie goes to the lower-case one.
+            return max(seen, key=lambda form: (seen[form], form.islower()))
+        return word if any(c.isdigit() for c in word) else word.lower()
+
+    return _TOKEN.sub(cased, question)
+
+
 def suspects(question: str) -> bool:
     """Whether the question has a word ``repair`` might change: one that is no
     English word (cheap to ask before gathering a vocabulary to repair it from)."""

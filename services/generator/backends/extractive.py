@@ -333,6 +333,7 @@ class ExtractiveGenerator:
         return self._worded(question, tuple(p.text for p in passages))
 
     def _as_the_passages_word_it(self, question: str, texts: tuple[str, ...]) -> str:
+        question = spelling.unshout(question, texts)
         if spelling.suspects(question):
             # A question of English words only is left as it is: its words and the
             # passages' are not gathered to repair nothing.

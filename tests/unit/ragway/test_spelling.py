@@ -7,7 +7,9 @@ from ragway.spelling import (
     edit_distance,
     english_words,
     repair,
+    shouted,
     suspects,
+    unshout,
     vocabulary,
 )
 
@@ -168,3 +170,13 @@ def test_a_clipped_word_is_spelt_out_as_the_passages_write_it() -> None:
     # Also in its plural: "admin" on a page of "Owners and Admins" is their word.
     admins = vocabulary(["Only Owners and Admins can export data."])
     assert repair("can an admin export data", admins) == "can an admin export data"
+
+
+def test_a_question_in_capitals_takes_the_passages_casing() -> None:
+    texts = ["Deleted files stay in the trash for 30 days on Business.", "SSO is on Business."]
+    assert unshout("HOW LONG ARE DELETED FILES KEPT ON BUSINESS? DOES HS-204 MEAN SSO", texts) == (
+        "how long are deleted files kept on Business? does HS-204 mean SSO"
+    )
+    # A question not in capitals, an acronym or a name in it included, is left alone.
+    assert unshout("Does Business include SSO?", texts) == "Does Business include SSO?"
+    assert not shouted("SSO on Business?") and shouted("CAN I GET SSO ON BUSINESS")

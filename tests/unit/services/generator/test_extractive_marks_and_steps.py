@@ -206,6 +206,18 @@ def test_the_number_to_call_may_be_a_short_code_a_phone_number_may_not() -> None
     assert final.refusal_detail == "The knowledge base gives no phone number for this question."
 
 
+def test_a_question_in_capitals_is_read_as_the_passages_case_its_words() -> None:
+    # Before: every word of a question typed in capitals read as a name, and "CHEAP",
+    # which no passage has, counted as a name the pages do not cover.
+    passages = [PRICES, LIMITS, CONTACT, ACCOUNT]
+    question = "CAN I GET MORE SEATS ON THE CHEAP PLAN"
+    evidence = GEN.evidence(question, passages, GEN.score(question, passages))
+    assert evidence.names == 0.0 and evidence.missing_names == ()
+    assert answer_of("HOW MANY PROJECTS CAN I MAKE ON STARTER", passages).answer == (
+        "Projects — Starter: 5. [6]"
+    )
+
+
 SEVERITY = Passage(
     10,
     "incidents#severity",
