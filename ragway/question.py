@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ragway.text import content_terms
+from ragway.text import content_terms, plain_quotes
 
 
 class AnswerType(StrEnum):
@@ -425,6 +425,40 @@ _ASKS = re.compile(
     r"does|did|will|would|should|shall|may|might|must|has|have|had)\b",
     re.I,
 )
+
+
+# What a chat message says around its question: "Hi there! … Thanks!", "Hello team,",
+# "… thanks in advance, Anna". Every word of it dilutes the question's embedding and is
+# a term no page has: "Thanks!" after the question cost 86 of the 882 tuning questions
+# offline, "Hi there!" before it 23.
+_GREETING = re.compile(
+    r"^\s*(?:(?:hi|hello|hey|hiya|howdy|greetings|good\s+(?:morning|afternoon|evening|day)|"
+    r"dear\s+(?:support|team|sir\s+or\s+madam|sir|madam|all))"
+    r"(?:\s+(?:there|team|all|folks|guys|everyone|support|again))?\s*[,!.:;-]*\s*)+",
+    re.I,
+)
+_THANKS = re.compile(
+    r"(?:(?<=[\w)])[\s,;-]+|(?<=[?.!])\s*[,;-]*\s*)"
+    r"(?:(?:many\s+|and\s+)?thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much)?"
+    r"(?:\s+(?:in\s+advance|a\s+lot|again|for\s+(?:your|the|any)\s+help))?|thx|thnx|ty|cheers|"
+    r"much\s+appreciated|appreciate\s+it)\b(?:[\s,.!-]+[A-Z][a-z]+)?[\s.!:)]*$"
+    # A sign-off only after the question's own punctuation: "…? Kind regards, Anna".
+    r"|(?<=[?.!,])\s*(?:(?:kind|best|warm)\s+)?regards\b(?:[\s,.!-]+[A-Z][a-z]+)?[\s.!:)]*$",
+    re.I,
+)
+
+
+def asked(text: str) -> str:
+    """What the retriever searches and the generator answers of a question as a person
+    typed it: ASCII quotes ("What\u2019s" as "What's"), no greeting or thanks around it."""
+    return without_pleasantries(plain_quotes(text.strip()))
+
+
+def without_pleasantries(question: str) -> str:
+    """``question`` without a greeting before it and thanks or a sign-off after it;
+    left whole where nothing else would remain ("thanks!")."""
+    core = _THANKS.sub("", _GREETING.sub("", question)).strip()
+    return core if len(core.split()) >= 2 else question.strip()
 
 
 def parts(question: str) -> list[QuestionPart]:

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from ragway.text import plain_quotes
+from ragway.question import asked
 from ragway.v1 import generator_pb2 as pb
 from ragway.v1 import generator_pb2_grpc as pb_grpc
 from services.generator import metrics, tracing
@@ -79,14 +79,14 @@ class GeneratorServicer(pb_grpc.GeneratorServicer):
         by_number = {p.number: p for p in passages}
         remaining = context.time_remaining()
         gen_request = GenerationRequest(
-            # A caller other than the gateway may send "What\u2019s": read as "What's".
-            question=plain_quotes(request.question.strip()),
+            # "What\u2019s" reads as "What's"; "Hi there! … Thanks!" as the question alone.
+            question=asked(request.question),
             passages=passages,
             max_output_tokens=request.max_output_tokens or self._settings.default_max_output_tokens,
             deadline=time.monotonic() + remaining if remaining is not None else None,
             run_id=request.run_id,
             min_support=request.min_support if request.HasField("min_support") else None,
-            question_vectors={plain_quotes(v.text): v.vector for v in request.question_vectors},
+            question_vectors={asked(v.text): v.vector for v in request.question_vectors},
             embedding_model=request.embedding_model,
         )
         delay_s = self._faults.delta_delay_s()

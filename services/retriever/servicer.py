@@ -19,7 +19,7 @@ from typing import TypeVar
 import grpc
 
 from ragway.embedding import Embedder
-from ragway.text import plain_quotes
+from ragway.question import asked
 from ragway.v1 import retriever_pb2 as pb
 from ragway.v1 import retriever_pb2_grpc as pb_grpc
 from ragway.v1.embeddings_pb2 import QueryVector
@@ -106,7 +106,7 @@ class RetrieverServicer(BuildAdmin, pb_grpc.RetrieverServicer):
     async def _search(
         self, request: pb.SearchRequest, context: grpc.aio.ServicerContext
     ) -> pb.SearchResponse:
-        query = plain_quotes(request.query.strip())
+        query = asked(request.query)
         if not query:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "query must not be empty")
         if len(query) > MAX_QUERY_CHARS:

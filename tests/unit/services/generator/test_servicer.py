@@ -134,6 +134,27 @@ async def test_a_question_with_typographic_quotes_reaches_the_backend_in_ascii(
     assert list(got.question_vectors) == ["What's the hotel limit?"]
 
 
+async def test_a_greeting_and_thanks_around_the_question_do_not_reach_the_backend(
+    generator: tuple[Any, ScriptedBackend],
+) -> None:
+    # The retriever searched and embedded the question alone; its vectors still match.
+    stub, backend = generator
+    backend.final = Final(answer="", verdict=Verdict.REFUSED, model="m", prompt_version="p")
+    vectors = [QueryVector(text="What's the hotel limit?", vector=[0.6, 0.8])]
+    await final_of(
+        stub,
+        pb.GenerateRequest(
+            question="Hi there! What's the hotel limit? Thanks!",
+            passages=PASSAGES,
+            question_vectors=vectors,
+            embedding_model="e",
+        ),
+    )
+    got = backend.requests[0]
+    assert got.question == "What's the hotel limit?"
+    assert list(got.question_vectors) == ["What's the hotel limit?"]
+
+
 async def test_unknown_citations_are_dropped_and_unsupported_numbers_reported(
     generator: tuple[Any, ScriptedBackend],
 ) -> None:

@@ -366,6 +366,11 @@ async def test_a_query_with_typographic_quotes_is_searched_in_ascii(r: Retriever
     found = await r.stub.Search(query)
     assert "What's the hotel limit?" in {v.text for v in found.query_vectors}
     assert [h.chunk_id for h in found.hits][:1] == ["hotel#1"]
+    # A greeting and thanks around it are not searched either.
+    query.query = "Hi there! What\u2019s the hotel limit? Thanks!"
+    found = await r.stub.Search(query)
+    assert "What's the hotel limit?" in {v.text for v in found.query_vectors}
+    assert not any("Thanks" in v.text for v in found.query_vectors)
 
 
 async def test_replace_documents_swaps_a_version_in_one_write(r: Retriever) -> None:
