@@ -454,10 +454,30 @@ def asked(text: str) -> str:
     return without_pleasantries(plain_quotes(text.strip()))
 
 
+# How a message leads into its question: "Quick question: …", "Can you tell me how …",
+# "I was wondering what …". "Can you tell me how long …" asked whether, as "Can …"
+# does; only a lead-in before a question word is dropped ("Can you tell me if …" asks
+# whether already).
+_LEAD_IN = re.compile(
+    r"^\s*(?:(?:(?:quick|one|a|simple|small|silly)\s+)?question\s*[:,-]\s*|"
+    r"i\s+have\s+a\s+(?:quick\s+)?question\s*[:,.-]\s*)"
+    r"|^\s*(?:(?:can|could|would)\s+(?:you|someone|anyone|somebody)\s+(?:please\s+)?"
+    r"(?:tell|let)\s+me(?:\s+know)?|(?:please\s+)?tell\s+me|(?:i'?d|i\s+would)\s+like\s+to\s+know|"
+    r"i\s+(?:want|need)\s+to\s+know|i\s+(?:was|am|'m)\s+wondering|i'?m\s+wondering|"
+    r"do\s+you\s+know|any\s+idea)\s*,?\s+(?=(?:how|what|which|when|where|who|why)\b)",
+    re.I,
+)
+# Emoticons after it: ":)", ";-)", "🙂".
+_EMOTICONS = re.compile(
+    r"(?:\s*(?:[:;]-?[()DPp]|\bxD|\blol\b|[\U0001F600-\U0001F64F\U0001F44D]))+\s*$"
+)
+
+
 def without_pleasantries(question: str) -> str:
-    """``question`` without a greeting before it and thanks or a sign-off after it;
-    left whole where nothing else would remain ("thanks!")."""
-    core = _THANKS.sub("", _GREETING.sub("", question)).strip()
+    """``question`` without a greeting or lead-in before it and thanks, a sign-off or an
+    emoticon after it; left whole where nothing else would remain ("thanks!")."""
+    core = _EMOTICONS.sub("", _GREETING.sub("", question))
+    core = _THANKS.sub("", _LEAD_IN.sub("", _EMOTICONS.sub("", _THANKS.sub("", core)))).strip()
     return core if len(core.split()) >= 2 else question.strip()
 
 

@@ -365,6 +365,13 @@ def test_working_calendar_and_banking_days_are_durations() -> None:
         ("Hey guys how do I reset my password thx", "how do I reset my password"),
         ("What is the warranty? Kind regards, Bob", "What is the warranty?"),
         ("What\u2019s the hotel limit? Cheers", "What's the hotel limit?"),
+        # A lead-in before a question word, and an emoticon after the question.
+        ("Quick question: what does Pro cost? :)", "what does Pro cost?"),
+        ("Can you tell me how long deleted files are kept?", "how long deleted files are kept?"),
+        ("I was wondering what the fee is \U0001f642", "what the fee is"),
+        # "Can you tell me if …" asks whether already: it stays.
+        ("Can you tell me if I can pause?", "Can you tell me if I can pause?"),
+        ("Tell me about huddles", "Tell me about huddles"),
         # Words of thanks inside the question, or a word ending in "ty", stay.
         ("Is there a thank-you discount?", "Is there a thank-you discount?"),
         ("How do I thank my host?", "How do I thank my host?"),
