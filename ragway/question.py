@@ -420,6 +420,7 @@ def _resolve_ellipsis(pieces: list[str]) -> list[str]:
     return out
 
 
+# A piece that starts asking: a question of its own even without its question mark.
 _ASKS = re.compile(
     r"^(?:how|what(?:'s)?|which|who|whose|why|when|where|is|are|am|was|were|can|could|do|"
     r"does|did|will|would|should|shall|may|might|must|has|have|had)\b",
@@ -448,12 +449,6 @@ _THANKS = re.compile(
 )
 
 
-def asked(text: str) -> str:
-    """What the retriever searches and the generator answers of a question as a person
-    typed it: ASCII quotes ("What\u2019s" as "What's"), no greeting or thanks around it."""
-    return without_pleasantries(plain_quotes(text.strip()))
-
-
 # How a message leads into its question: "Quick question: …", "Can you tell me how …",
 # "I was wondering what …". "Can you tell me how long …" asked whether, as "Can …"
 # does; only a lead-in before a question word is dropped ("Can you tell me if …" asks
@@ -477,8 +472,16 @@ def without_pleasantries(question: str) -> str:
     """``question`` without a greeting or lead-in before it and thanks, a sign-off or an
     emoticon after it; left whole where nothing else would remain ("thanks!")."""
     core = _EMOTICONS.sub("", _GREETING.sub("", question))
+    # Thanks may follow an emoticon and an emoticon the thanks ("… :) Thanks! :)").
     core = _THANKS.sub("", _LEAD_IN.sub("", _EMOTICONS.sub("", _THANKS.sub("", core)))).strip()
     return core if len(core.split()) >= 2 else question.strip()
+
+
+def asked(text: str) -> str:
+    """What the retriever searches and the generator answers of a question as a person
+    typed it: ASCII quotes ("What\u2019s" as "What's"), and no greeting, lead-in, thanks
+    or emoticon around it."""
+    return without_pleasantries(plain_quotes(text.strip()))
 
 
 def parts(question: str) -> list[QuestionPart]:
