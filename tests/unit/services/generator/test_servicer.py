@@ -112,42 +112,26 @@ async def test_question_vectors_reach_the_backend(generator: tuple[Any, Scripted
     }
 
 
-async def test_a_question_with_typographic_quotes_reaches_the_backend_in_ascii(
-    generator: tuple[Any, ScriptedBackend],
+@pytest.mark.parametrize(
+    ("typed", "vector_text"),
+    [
+        # A caller other than the gateway may send "What\u2019s"; the vectors embedded
+        # for that text still match what the backend reads.
+        ("What\u2019s the hotel limit?", "What\u2019s the hotel limit?"),
+        # The retriever searched and embedded the question without the greeting.
+        ("Hi there! What's the hotel limit? Thanks!", "What's the hotel limit?"),
+    ],
+)
+async def test_the_backend_reads_the_question_as_asked_in_ascii_and_without_pleasantries(
+    generator: tuple[Any, ScriptedBackend], typed: str, vector_text: str
 ) -> None:
-    # A caller other than the gateway may send "What\u2019s"; the backend reads "What's",
-    # and the vectors embedded for that text still match it.
     stub, backend = generator
     backend.final = Final(answer="", verdict=Verdict.REFUSED, model="m", prompt_version="p")
-    vectors = [QueryVector(text="What\u2019s the hotel limit?", vector=[0.6, 0.8])]
+    vectors = [QueryVector(text=vector_text, vector=[0.6, 0.8])]
     await final_of(
         stub,
         pb.GenerateRequest(
-            question="What\u2019s the hotel limit?",
-            passages=PASSAGES,
-            question_vectors=vectors,
-            embedding_model="e",
-        ),
-    )
-    got = backend.requests[0]
-    assert got.question == "What's the hotel limit?"
-    assert list(got.question_vectors) == ["What's the hotel limit?"]
-
-
-async def test_a_greeting_and_thanks_around_the_question_do_not_reach_the_backend(
-    generator: tuple[Any, ScriptedBackend],
-) -> None:
-    # The retriever searched and embedded the question alone; its vectors still match.
-    stub, backend = generator
-    backend.final = Final(answer="", verdict=Verdict.REFUSED, model="m", prompt_version="p")
-    vectors = [QueryVector(text="What's the hotel limit?", vector=[0.6, 0.8])]
-    await final_of(
-        stub,
-        pb.GenerateRequest(
-            question="Hi there! What's the hotel limit? Thanks!",
-            passages=PASSAGES,
-            question_vectors=vectors,
-            embedding_model="e",
+            question=typed, passages=PASSAGES, question_vectors=vectors, embedding_model="e"
         ),
     )
     got = backend.requests[0]
