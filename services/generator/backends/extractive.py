@@ -513,7 +513,7 @@ class ExtractiveGenerator:
         asked_terms = [content_terms(u.asked) if u.asked else set() for _, u in candidates]
         for n, part in enumerate(question_parts):
             q_terms = question_terms(part.text)
-            q_terms -= reading.absent(_value_named(part.text, q_terms))
+            q_terms -= reading.absent(_value_named(part.text, q_terms, answer_type(part.text)))
             passed_over = _passed_over(passages, units_of, row_keys, q_terms, everywhere)
             weights = _term_weights(q_terms, passage_terms)
             # A term no passage has keeps its (top) rarity weight in the share, so a
@@ -1399,17 +1399,19 @@ def _said_by_value(text: str, q_terms: set[str], answer: str, reading: _Reading)
     """The question's words for the kind of value it asks that the ``answer`` says by
     holding one: "time" where it holds "within: 30 minutes", whatever other pages say;
     where it holds none, those no passage has."""
-    named = _value_named(text, q_terms, answer)
     kind = answer_type(text)
+    named = _value_named(text, q_terms, kind, answer)
     if kind in _VALUE_NAMED and holds(answer, kind):
         return named
     return reading.absent(named)
 
 
-def _value_named(text: str, q_terms: set[str], answer: str | None = None) -> set[str]:
-    """The question's terms that only name the kind of value it asks for; the words
+def _value_named(
+    text: str, q_terms: set[str], kind: AnswerType, answer: str | None = None
+) -> set[str]:
+    """The question's terms that only name the ``kind`` of value it asks for; the words
     of a limit too where the ``answer`` states one."""
-    named = q_terms & _VALUE_NAMED.get(answer_type(text), frozenset())
+    named = q_terms & _VALUE_NAMED.get(kind, frozenset())
     if answer is not None and asks_bound(text) and states_bound(answer):
         named |= q_terms & _BOUND_NAMED
     return named
