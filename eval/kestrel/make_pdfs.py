@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Writes the fixture's PDF pages (kb/<tenant>/*.pdf) with a small hand-rolled PDF writer.
+
+Each PDF uses the standard Helvetica Type 1 font (no embedding), one content stream per page,
+a running header line and a "Page N of M" footer, and an /Info dictionary with /Title. The
+page text is ASCII only. Run: python3 eval/kestrel/make_pdfs.py (the output is committed).
+Metadata for the help centre (document_id, tenant, groups, ...) is in <file>.pdf.meta.yaml.
+"""
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def esc(s):
+    s.encode("ascii")  # ASCII only inside the PDFs
+    return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def page_stream(header, lines, n, m):
+    out = [f"BT /F1 9 Tf 72 770 Td ({esc(header)}) Tj ET"]
+    body = ["BT /F1 11 Tf 13 TL 72 740 Td"]
+    for line in lines:
+        size = 11
+        if line.startswith("# "):
+            line, size = line[2:], 14
+        if size != 11:
+            body.append(f"/F1 {size} Tf ({esc(line)}) Tj /F1 11 Tf T*")
+        else:
+            body.append(f"({esc(line)}) Tj T*" if line else "T*")
+    body.append("ET")
+    out.append("\n".join(body))
+    out.append(f"BT /F1 9 Tf 72 40 Td (Page {n} of {m}) Tj ET")
+    return "\n".join(out).encode("ascii")
+
+
+def write_pdf(path, title, header, pages):
+    objs = {}
+    objs[1] = b"<< /Type /Catalog /Pages 2 0 R >>"
+    objs[3] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+    kids = []
+    num = 5
+    for i, lines in enumerate(pages, 1):
+        data = page_stream(header, lines, i, len(pages))
+        objs[num + 1] = b"<< /Length %d >>\nstream\n" % len(data) + data + b"\nendstream"
+        objs[num] = (
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (num + 1)
+        )
+        kids.append(num)
+        num += 2
+    objs[2] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
+        b" ".join(b"%d 0 R" % k for k in kids),
+        len(kids),
+    )
+    objs[4] = b"<< /Title (%s) /Producer (kestrel make_pdfs.py) >>" % esc(title).encode()
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = {}
+    for k in sorted(objs):
+        offsets[k] = len(out)
+        out += b"%d 0 obj\n" % k + objs[k] + b"\nendobj\n"
+    xref = len(out)
+    total = max(objs) + 1
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % total
+    for k in range(1, total):
+        out += b"%010d 00000 n \n" % offsets[k]
+    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 4 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        total,
+        xref,
+    )
+    with open(path, "wb") as f:
+        f.write(out)
+
+
+def split_pages(text):
+    return [p.strip("\n").split("\n") for p in text.split("<<PAGE>>")]
+
+
+DOCS = {}
+
+DOCS["kestrel/credit-card-disclosure"] = (
+    "Kestrel Visa credit cards: rates and fees disclosure",
+    "Kestrel Credit Union - Visa Platinum and Visa Cash Rewards - Rates and Fees - March 2026",
+    """
+# Kestrel Visa Credit Cards: Rates and Fees
+Kestrel Visa Platinum and Kestrel Visa Cash Rewards.
+Effective March 2, 2026. Your APR is based on your credit history.
+
+INTEREST RATES AND INTEREST CHARGES
+                                  Visa Platinum         Visa Cash Rewards
+Annual Percentage Rate (APR)      13.99% to 17.99%      17.99% to 24.99%
+for purchases
+APR for balance transfers         0% intro APR for      Same as purchase APR
+                                  12 months*
+APR for cash advances             19.99%                19.99%
+Penalty APR                       None                  None
+* After the intro period, the purchase APR applies. The intro APR applies
+  to balance transfers made within 90 days of opening the account.
+
+Paying interest: your due date is at least 25 days after the close of each
+billing cycle. We will not charge you interest on purchases if you pay
+your entire balance by the due date each month. We start charging interest
+on cash advances and balance transfers on the transaction date.
+
+Minimum interest charge: none.
+
+FEES
+Annual fee                        None
+Balance transfer fee              3% of each transfer (minimum $5)
+Cash advance fee                  3% of each cash advance (minimum $10)
+Foreign transaction fee           1% of each transaction in US dollars
+Late payment fee                  Up to $25
+Returned payment fee              Up to $25
+Over-the-credit-limit fee         None
+<<PAGE>>
+HOW WE CALCULATE YOUR BALANCE
+We use a method called "average daily balance (including new purchases)".
+
+MINIMUM PAYMENT
+Your minimum payment is 2% of your new balance or $25, whichever is
+greater, plus any amount past due. If your balance is less than $25, you
+must pay the full balance.
+
+CREDIT LIMITS
+The minimum credit limit is $500. Visa Cash Rewards accounts start at
+$2,000. You may ask for a credit limit increase after 6 months, and no
+more often than once every 6 months.
+
+CASH REWARDS
+Visa Cash Rewards earns 1.5% cash back on all purchases. Cash back is not
+earned on balance transfers, cash advances or fees. Rewards are credited
+to your card balance or a Kestrel savings account once a quarter, when
+they reach $25 or more. Rewards expire if your account is closed or is
+more than 60 days past due.
+
+OTHER FEATURES
+Both cards include Visa Zero Liability, cell phone protection of up to
+$600 a claim when you pay your monthly phone bill with the card (2 claims
+a year, $50 deductible), and free access to your credit score in online
+banking.
+
+To dispute a charge, follow the steps in our help center or call
+1-800-555-0177. Kestrel Credit Union is federally insured by the NCUA.
+Loans are subject to credit ap-
+proval. See the Credit Card Agreement for full terms.
+""",
+)
+
+DOCS["brightwell/it-charges-2026"] = (
+    "IT Services charges 2026",
+    "Brightwell University IT Services - Schedule of charges 2026 - approved 18 December 2025",
+    """
+# IT Services: schedule of charges 2026
+Applies from 1 January 2026 to 31 December 2026. Prices are in
+Australian dollars and include GST unless marked "ex GST".
+
+1. SECURITY KEYS AND CARDS
+Item                                      Price
+FIDO2 security key (students)             $35
+Replacement security key (staff, lost)    $35
+Replacement student card                  $20
+Replacement staff card                    Free (first), then $20
+
+Security keys are sold at the walk-in Service Desks by card payment only.
+Faulty keys are replaced free within 12 months of purchase.
+
+2. PRINT HUB: POSTERS AND 3D PRINTING
+Item                                      Price
+A2 poster, colour, paper                  $12
+A1 poster, colour, paper                  $18
+A0 poster, colour, paper                  $28
+A0 poster, colour, fabric                 $45
+Lamination, A3 and smaller                $2 per sheet
+3D printing (PLA)                         20c per gram, minimum $3
+
+Poster jobs submitted by 12 pm are ready by 4 pm the next working day.
+Print Hub is on Level 2 of the Library, Northbank campus.
+<<PAGE>>
+3. RESEARCH COMPUTING
+Item                                      Price
+Research Data Store, beyond 5 TB          $110 per TB per year (ex GST)
+High-performance computing (HPC)          Free up to 50,000 core hours
+                                          a year per project
+HPC above the free allocation             3c per core hour (ex GST)
+Virtual server (2 CPU, 8 GB RAM)          $38 per month (ex GST)
+
+Research charges are billed to the project's cost centre each quarter. A
+project can ask for a one-off free increase for a grant application.
+
+4. STAFF EQUIPMENT AND SERVICES
+Item                                      Price (ex GST)
+Standard staff laptop (4-year lease)      $42 per month
+Extra monitor                             $240
+Conference room booking system licence    $180 per room per year
+Mobile phone plan, staff                  $25 per month
+
+Staff equipment is charged to the requesting cost centre. Equip-
+ment bought outside IT Services is not supported by the Service Desk.
+
+5. LOAN LAPTOPS
+Charges for late returns and lost loan laptops are set out on the
+Borrowing a laptop page of the knowledge base.
+""",
+)
+
+
+def main():
+    for doc_id, (title, header, text) in DOCS.items():
+        path = os.path.join(HERE, "kb", doc_id + ".pdf")
+        write_pdf(path, title, header, split_pages(text))
+        sys.stdout.write(f"wrote {os.path.relpath(path, HERE)}\n")
+
+
+if __name__ == "__main__":
+    main()
