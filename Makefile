@@ -144,7 +144,7 @@ train-unit-ranker: $(STAMP) ## Refit which unit answers each question part on th
 	$(BIN)/ragway train unit-ranker
 
 .PHONY: eval-answers
-eval-answers: $(STAMP) ## The demo and the five help-centre QA sets through the API (tuning and held-out parts)
+eval-answers: $(STAMP) ## The demo and the ten help-centre QA sets through the API (tuning and held-out parts)
 	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml
 	$(BIN)/ragway eval answers --qa eval/demo-qa-heldout.yaml
 	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-tuning.yaml
@@ -163,6 +163,10 @@ eval-answers: $(STAMP) ## The demo and the five help-centre QA sets through the 
 	$(BIN)/ragway eval answers --qa eval/lineside/qa-heldout.yaml
 	$(BIN)/ragway eval answers --qa eval/fernhill/qa-tuning.yaml
 	$(BIN)/ragway eval answers --qa eval/fernhill/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/kestrel/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/kestrel/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/tidewater/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/tidewater/qa-heldout.yaml
 
 .PHONY: eval-gate
 eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture retrieval, gated
@@ -184,6 +188,10 @@ eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture
 	$(BIN)/ragway eval answers --qa eval/lineside/qa-heldout.yaml --output var/eval/gate/lineside-heldout
 	$(BIN)/ragway eval answers --qa eval/fernhill/qa-tuning.yaml --output var/eval/gate/fernhill-tuning
 	$(BIN)/ragway eval answers --qa eval/fernhill/qa-heldout.yaml --output var/eval/gate/fernhill-heldout
+	$(BIN)/ragway eval answers --qa eval/kestrel/qa-tuning.yaml --output var/eval/gate/kestrel-tuning
+	$(BIN)/ragway eval answers --qa eval/kestrel/qa-heldout.yaml --output var/eval/gate/kestrel-heldout
+	$(BIN)/ragway eval answers --qa eval/tidewater/qa-tuning.yaml --output var/eval/gate/tidewater-tuning
+	$(BIN)/ragway eval answers --qa eval/tidewater/qa-heldout.yaml --output var/eval/gate/tidewater-heldout
 	$(BIN)/ragway eval retrieval --dataset tests/fixtures/beir-tiny --split all \
 	  --output var/eval/gate/retrieval
 	$(BIN)/ragway eval gate --config eval/gates.yaml

@@ -305,6 +305,8 @@ _TUNING_SETS = [
     Path("eval/harbourpad/qa-tuning.yaml"),
     Path("eval/lineside/qa-tuning.yaml"),
     Path("eval/fernhill/qa-tuning.yaml"),
+    Path("eval/kestrel/qa-tuning.yaml"),
+    Path("eval/tidewater/qa-tuning.yaml"),
 ]
 
 
