@@ -173,7 +173,12 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             r"^(?!.*\bhow\s+(?:long|many|much|soon|often|quickly|fast)\b).*?(?:"
             r"\bwhat time\b|\bwhat hours\b|\bhours of (?:operation|business)\b|"
             r"\b(?:opening|office|business|support|phone|helpline|hotline|staffed|service|"
-            r"call cent(?:re|er))\s+hours\b|"
+            r"call cent(?:re|er)|desk|branch|store|shop|counter|lab|library|centre|center)"
+            r"\s+hours\b|"
+            # "What are Customer Care's hours on a Sunday?", "what are the weekend hours?"
+            r"\bwhat\s+(?:are|were)\s+(?:[\w'&-]+\s+){0,4}?hours\b"
+            r"(?!\s+of\s+(?!operation|business))|"
+            r"\w's\s+hours\b|"
             r"\b(?:when|how late|how early)\s+(?:is|are|does|do)\s+(?:[\w'-]+\s+){0,4}?"
             r"(?:open|opens|closed?|closes|staffed|answered|manned)\b)",
             re.I | re.S,
@@ -205,6 +210,8 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
     # "When was dark mode added?", "when did the app start selling Flexi Season?": in
     # the past, a date ("12 March 2026"), not a span.
     (re.compile(r"\bwhen\s+(?:was|were|did)\b", re.I), AnswerType.DATE),
+    # "Until when will text codes keep working?", "by when must I pay?": a date too.
+    (re.compile(r"\b(?:until|till|by|since)\s+when\b", re.I), AnswerType.DATE),
     # "How long does my password have to be?", "how long can a campervan be before I
     # pay extra?": a length in characters, metres or pages as often as in time, so
     # any number (never money) answers; not "how long can a client be restored".
@@ -346,9 +353,12 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
     ),
 ]
 
+# "… and until when …", "… and in which countries …": a preposition may lead the
+# second question.
 _PART_SPLIT = re.compile(
-    r"\?\s+(?=\S)|;\s+|,?\s+(?:and|also|plus)\s+(?=(?:how|what|which|when|where|who|why|is|are|"
-    r"can|could|does|do|did|will|should|may|has|have|whether)\b)",
+    r"\?\s+(?=\S)|;\s+|,?\s+(?:and|also|plus)\s+(?=(?:(?:until|till|since|by|from|for|in|on|"
+    r"at|to)\s+(?=(?:when|what|which|whom|how)\b))?(?:how|what|which|when|where|who|whom|why|is|"
+    r"are|can|could|does|do|did|will|should|may|has|have|whether)\b)",
     re.I,
 )
 _QUESTION_WORD = re.compile(

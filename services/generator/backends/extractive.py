@@ -1938,14 +1938,25 @@ def _with_heading(
     led: set[int] = set()
     out: list[ScoredUnit] = []
     for s in chosen:
-        heading = plain(s.passage.section.split(" > ")[-1]).strip() if s.passage.section else ""
         kind = kinds[s.part] if s.part < len(kinds) else AnswerType.ANY
+        if s.unit is not None and s.unit.kind != "row" and s.passage.number not in led:
+            heading = _heading_saying(s, kind, codes, asked)
+            if heading:
+                led.add(s.passage.number)
+                s = replace(s, text=f"{heading}: {s.text}")
+        out.append(s)
+    return out
+
+
+def _heading_saying(s: ScoredUnit, kind: AnswerType, codes: set[str], asked: set[str]) -> str:
+    """The nearest heading over ``s`` that says what the question asks and ``s`` does
+    not, or "". Nearest first: a changelog puts the date on the version's heading and
+    the change under "Added" ("5.3.0 — November 18, 2025 > Added")."""
+    for raw in reversed((s.passage.section or "").split(" > ")):
+        heading = plain(raw).strip()
         if (
             heading
             and not heading.endswith("?")
-            and s.unit is not None
-            and s.unit.kind != "row"
-            and s.passage.number not in led
             and heading.lower() not in s.text.lower()
             and (
                 (
@@ -1956,10 +1967,8 @@ def _with_heading(
                 or any(c in heading and c not in s.text for c in codes)
             )
         ):
-            led.add(s.passage.number)
-            s = replace(s, text=f"{heading}: {s.text}")
-        out.append(s)
-    return out
+            return heading
+    return ""
 
 
 def _next_sentence(s: ScoredUnit, scored: Sequence[ScoredUnit]) -> ScoredUnit | None:

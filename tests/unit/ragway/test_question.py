@@ -116,6 +116,54 @@ def test_a_question_with_two_questions_in_it_has_two_parts() -> None:
     assert found[1].answer_type is AnswerType.DURATION
 
 
+def test_a_second_question_may_start_with_a_preposition() -> None:
+    # Before: one part that asked for a duration, so the security key's price was
+    # answered with a student card's and the date the text codes end was left out.
+    found = parts(
+        "How much does a security key cost a student, and until when will text message "
+        "MFA codes keep working?"
+    )
+    assert [p.text for p in found] == [
+        "How much does a security key cost a student",
+        "until when will text message MFA codes keep working",
+    ]
+    assert [p.answer_type for p in found] == [AnswerType.AMOUNT, AnswerType.DATE]
+    assert [p.answer_type for p in parts("Can I pay by card, and in which currencies?")] == [
+        AnswerType.YES_NO,
+        AnswerType.ANY,
+    ]
+    # "and" between two verbs of one question is still one part.
+    assert len(parts("Can I export and delete my data?")) == 1
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What are Customer Care's hours on a Sunday?",
+        "What are the Service Desk hours?",
+        "What are the weekend hours?",
+        "When is the branch open?",
+    ],
+)
+def test_asked_for_someones_hours_a_time_answers(question: str) -> None:
+    # Before: "What are Customer Care's hours on a Sunday?" asked for nothing in
+    # particular, and "Sunday — 10:00 to 18:00 (chat only)" was refused.
+    assert answer_type(question) is AnswerType.TIME
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("How many hours of video can I store?", AnswerType.DURATION),
+        ("What are the hours of video included?", AnswerType.ANY),
+        ("Until when is the offer valid?", AnswerType.DATE),
+        ("By when must I pay?", AnswerType.DATE),
+    ],
+)
+def test_hours_of_something_and_until_when(question: str, kind: AnswerType) -> None:
+    assert answer_type(question) is kind
+
+
 def test_a_second_question_after_a_comma_is_a_part_of_its_own() -> None:
     # Written without "and" or a question mark: before, one part that asked for an
     # amount, so "Client logins are free, up to … 25 on Studio" lacked one and was refused.

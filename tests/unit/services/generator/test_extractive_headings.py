@@ -28,6 +28,26 @@ RELEASES = [
         "- Removed the legacy API v1. Use v2 instead.\n- Faster search on large workspaces.",
     ),
 ]
+# A changelog in the "Keep a Changelog" way: the date is on the version's heading and
+# the change under "Added".
+SUBSECTIONS = [
+    Passage(
+        1,
+        "app-release-notes#added",
+        "app-release-notes",
+        "Mobile app release notes",
+        "5.3.0 — November 18, 2025 > Added",
+        "- Sign in with **passkeys** on devices that support them.",
+    ),
+    Passage(
+        2,
+        "app-release-notes#changed",
+        "app-release-notes",
+        "Mobile app release notes",
+        "5.3.0 — November 18, 2025 > Changed",
+        "- The app now needs iOS 16 or later.",
+    ),
+]
 ERRORS = [
     Passage(
         3,
@@ -70,3 +90,11 @@ def test_a_heading_is_not_quoted_where_the_question_asks_nothing_it_holds() -> N
     # Answered from the QP-415 section, by its own sentence: no code asked, no value.
     assert final.verdict is Verdict.GROUNDED and final.cited_passages == [4]
     assert "QP-415" not in final.answer and "not supported" not in final.answer
+
+
+def test_a_release_note_under_added_is_quoted_after_its_versions_dated_heading() -> None:
+    # Before: only the last heading, "Added", was read, and the answer had no date.
+    final = answer_of("When did the app start supporting passkeys?", SUBSECTIONS)
+    assert final.answer == (
+        "5.3.0 — November 18, 2025: Sign in with passkeys on devices that support them. [1]"
+    )
