@@ -625,10 +625,16 @@ def _table_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
             header, body = _merged_header(header, sub), body[1:]
     header_line = " | ".join(h for h in header if h)
     context = f"{lead_in} {header_line}".strip()
+    above = ""  # the last row's own first cell
     for line in body:
         cells = _cells(line)
         if not any(cells):
             continue
+        if not cells[0] and above:
+            # A row that leaves its first cell blank goes on with the row above, as a
+            # rowspan does: "| 2 people | 3 | 7.49 |" then "| | 4 | 6.99 |".
+            cells = [above, *cells[1:]]
+        above = cells[0]
         names = header + [""] * (len(cells) - len(header))
         pairs = tuple(zip(names, cells, strict=False))
         key = cells[0]

@@ -502,3 +502,19 @@ def test_a_second_header_row_written_as_a_row_names_the_spanned_columns() -> Non
     # A table whose first row has a key is not read this way.
     plain_table = "| Plan | Price |  |\n|---|---|---|\n| Starter | £7 | monthly |\n"
     assert [u.text for u in units(plain_table)] == ["Starter — Price: £7; monthly"]
+
+
+def test_a_row_that_leaves_its_first_cell_blank_goes_on_with_the_row_above() -> None:
+    # Before: "— Recipes a week: 4; Price per serving (€): 6.99", a row of no box, so
+    # "the price per serving for a 2-person box with 4 recipes" had no row to name.
+    table = (
+        "| Box      | Recipes a week | Price per serving (€) |\n"
+        "|----------|:--------------:|----------------------:|\n"
+        "| 2 people | 3              | 7.49                  |\n"
+        "|          | 4              | 6.99                  |\n"
+        "| 4 people | 3              | 5.99                  |\n"
+        "|          | 4              | 5.49                  |\n"
+    )
+    found = units(table)
+    assert [u.key for u in found] == ["2 people", "2 people", "4 people", "4 people"]
+    assert found[1].text == "2 people — Recipes a week: 4; Price per serving (€): 6.99"
