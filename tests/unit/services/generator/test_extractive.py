@@ -1179,6 +1179,19 @@ def test_a_month_or_a_day_is_no_name_the_pages_lack() -> None:
     assert _evidence(question, hold).missing_names == ("Titanium",)
 
 
+def test_a_holiday_is_no_name_the_pages_lack() -> None:
+    # Before: "does not cover “Christmas”", where the page gives the closure's dates.
+    closure = Passage(
+        1, "service-desk#closure", "service-desk", "Service desk hours", "End-of-year closure",
+        "The Service Desk is closed from 24 December to 2 January. During the closure, "
+        "urgent issues can be reported on the after-hours line, (03) 5550 4199.",
+    )  # fmt: skip
+    question = "What number do I ring for an urgent outage during the Christmas closure?"
+    assert _evidence(question, closure).missing_names == ()
+    final = answer_of(question, [closure])
+    assert final.verdict is Verdict.GROUNDED and "(03) 5550 4199" in final.answer
+
+
 def test_a_number_of_something_and_the_pronoun_i_are_no_names_the_pages_lack() -> None:
     # "24-hour" was read as an identifier no page has ("does not cover “24-hour”"),
     # and "After I cancel" as naming an "I" row of a table keyed "When you cancel".
