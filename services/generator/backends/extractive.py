@@ -1744,9 +1744,7 @@ _NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-z]+(?:[A-Z][a-z]+)*\b")
 # Capitalised, but a date, not a name: "six weeks in March" says when, not what, and
 # so does "during the Christmas closure" of a page that gives the closure's dates.
 _HOLIDAYS = ("Christmas", "Xmas", "Easter", "Thanksgiving", "Halloween", "Hanukkah", "Diwali")
-_CALENDAR = frozenset(
-    n.lower() for n in (*calendar.month_name[1:], *calendar.day_name, *_HOLIDAYS)
-)
+_CALENDAR = frozenset(n.lower() for n in (*calendar.month_name[1:], *calendar.day_name, *_HOLIDAYS))
 
 
 def _names(question: str) -> set[str]:
