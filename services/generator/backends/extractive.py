@@ -941,7 +941,7 @@ class ExtractiveGenerator:
                 f"(best support {best:.3f} < {threshold:.3f}).",
                 best,
             )
-        if self.answerability is not None:
+        if self.answerability is not None and not _code_answered(request.question, scored):
             evidence = self.evidence(request.question, request.passages, scored, unsaid=False)
             answerable = self.answerability.settled(evidence)
             if answerable is None:
@@ -1907,6 +1907,17 @@ _CODE = re.compile(r"\b[A-Z][A-Z0-9]{0,5}-\d{2,6}\b")
 
 
 _WORD_OR_CODE = re.compile(r"[\w.]+(?:-[\w.]+)*")
+
+
+def _code_answered(question: str, scored: list[ScoredUnit]) -> bool:
+    """Whether the question gives an identifier ("TW-409", "QP-402") and its best
+    supported unit is keyed by it: a row or a section of that code answers it."""
+    codes = set(_CODE.findall(question))
+    if not codes or not scored:
+        return False
+    best = _best_supported(scored)
+    keyed = f"{best.unit.key if best.unit else ''} {best.passage.section}"
+    return all(c in keyed for c in codes)
 
 
 def _unasked(heading: str, asked: set[str]) -> str:

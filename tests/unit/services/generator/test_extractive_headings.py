@@ -98,3 +98,51 @@ def test_a_release_note_under_added_is_quoted_after_its_versions_dated_heading()
     assert final.answer == (
         "5.3.0 — November 18, 2025: Sign in with passkeys on devices that support them. [1]"
     )
+
+
+# An error-code table, with the pages a search for an upload problem also brings.
+CODE_TABLE = [
+    Passage(
+        1,
+        "app-error-codes#intro",
+        "app-error-codes",
+        "App error codes",
+        "",
+        "| Code | Message | What to do |\n| --- | --- | --- |\n"
+        "| TW-404 | Upload failed | Each photo or document must be under 15 MB, in JPG, PNG, "
+        "HEIC or PDF format. |\n"
+        "| TW-409 | Upload limit reached | A claim can hold 30 files. Send anything else to "
+        "your adjuster by email. |\n"
+        "| TW-500 | Something went wrong on our end | Try again in a few minutes. |",
+    ),
+    Passage(
+        2,
+        "privacy#how-long",
+        "privacy",
+        "Privacy notice",
+        "How long we keep it",
+        "We keep information only as long as we need it:\n\n- quotes you didn't buy: 13 "
+        "months from the quote date;\n- claim files: 10 years after the claim is closed;\n"
+        "- app sign-in logs: 12 months.",
+    ),
+    Passage(
+        3,
+        "making-a-claim#upload",
+        "making-a-claim",
+        "How to make a claim",
+        "Steps",
+        "4. Upload your photos and documents. In the app you can add up to 30 photos and "
+        "documents to your claim, each up to 15 MB.",
+    ),
+]
+
+
+def test_an_error_code_the_question_gives_is_answered_by_its_own_row() -> None:
+    # Before: refused ("does not answer this question clearly enough"): the support of
+    # a long row against a statement is low, though the row is keyed by the very code.
+    final = answer_of("Getting TW-409 when I add another receipt to my claim", CODE_TABLE)
+    assert final.verdict is Verdict.GROUNDED
+    assert final.answer.startswith("TW-409 — Message: Upload limit reached")
+    # A code no row has is not answered by another code's row.
+    other = answer_of("Getting TW-777 when I add another receipt to my claim", CODE_TABLE)
+    assert "TW-409" not in other.answer
