@@ -165,9 +165,11 @@ def precheck(path, ext, problems):
         problems.append(f"{path}: groups is not a list")
 
 
-def main():
+def main(here=HERE):
+    """Checks the fixture in folder ``here`` (eval/kestrel and eval/tidewater, in the
+    same four formats, run these checks on theirs)."""
     problems = []
-    kb = os.path.join(HERE, "kb")
+    kb = os.path.join(here, "kb")
     for tenant in sorted(os.listdir(kb)):
         for fn in sorted(os.listdir(os.path.join(kb, tenant))):
             precheck(os.path.join(kb, tenant, fn), os.path.splitext(fn)[1], problems)
@@ -177,11 +179,11 @@ def main():
         sys.stderr.write(f"ERROR: {p}\n")
     if problems:
         sys.exit(1)
-    tmp = tempfile.mkdtemp(prefix="fernhill-check-")
+    tmp = tempfile.mkdtemp(prefix=f"{os.path.basename(here)}-check-")
     try:
         for name in ("api-keys.yaml", "qa-tuning.yaml", "qa-heldout.yaml"):
-            shutil.copy(os.path.join(HERE, name), tmp)
-        kb = os.path.join(HERE, "kb")
+            shutil.copy(os.path.join(here, name), tmp)
+        kb = os.path.join(here, "kb")
         for tenant in sorted(os.listdir(kb)):
             os.makedirs(os.path.join(tmp, "kb", tenant))
             for fn in sorted(os.listdir(os.path.join(kb, tenant))):
@@ -206,7 +208,7 @@ def main():
                             + body
                         )
         sys.argv = [sys.argv[0], tmp]
-        runpy.run_path(os.path.join(HERE, "..", "helpcentre", "check.py"), run_name="__main__")
+        runpy.run_path(os.path.join(here, "..", "helpcentre", "check.py"), run_name="__main__")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -35,7 +35,7 @@ def page_stream(header, lines, n, m):
     return "\n".join(out).encode("ascii")
 
 
-def write_pdf(path, title, header, pages):
+def write_pdf(path, title, header, pages, producer="fernhill make_pdfs.py"):
     objs = {}
     objs[1] = b"<< /Type /Catalog /Pages 2 0 R >>"
     objs[3] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
@@ -54,7 +54,7 @@ def write_pdf(path, title, header, pages):
         b" ".join(b"%d 0 R" % k for k in kids),
         len(kids),
     )
-    objs[4] = b"<< /Title (%s) /Producer (fernhill make_pdfs.py) >>" % esc(title).encode()
+    objs[4] = b"<< /Title (%s) /Producer (%s) >>" % (esc(title).encode(), esc(producer).encode())
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = {}
     for k in sorted(objs):

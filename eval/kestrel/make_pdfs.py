@@ -8,73 +8,15 @@ Metadata for the help centre (document_id, tenant, groups, ...) is in <file>.pdf
 """
 
 import os
+import runpy
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def esc(s):
-    s.encode("ascii")  # ASCII only inside the PDFs
-    return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-
-
-def page_stream(header, lines, n, m):
-    out = [f"BT /F1 9 Tf 72 770 Td ({esc(header)}) Tj ET"]
-    body = ["BT /F1 11 Tf 13 TL 72 740 Td"]
-    for line in lines:
-        size = 11
-        if line.startswith("# "):
-            line, size = line[2:], 14
-        if size != 11:
-            body.append(f"/F1 {size} Tf ({esc(line)}) Tj /F1 11 Tf T*")
-        else:
-            body.append(f"({esc(line)}) Tj T*" if line else "T*")
-    body.append("ET")
-    out.append("\n".join(body))
-    out.append(f"BT /F1 9 Tf 72 40 Td (Page {n} of {m}) Tj ET")
-    return "\n".join(out).encode("ascii")
-
-
-def write_pdf(path, title, header, pages):
-    objs = {}
-    objs[1] = b"<< /Type /Catalog /Pages 2 0 R >>"
-    objs[3] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
-    kids = []
-    num = 5
-    for i, lines in enumerate(pages, 1):
-        data = page_stream(header, lines, i, len(pages))
-        objs[num + 1] = b"<< /Length %d >>\nstream\n" % len(data) + data + b"\nendstream"
-        objs[num] = (
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (num + 1)
-        )
-        kids.append(num)
-        num += 2
-    objs[2] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
-        b" ".join(b"%d 0 R" % k for k in kids),
-        len(kids),
-    )
-    objs[4] = b"<< /Title (%s) /Producer (kestrel make_pdfs.py) >>" % esc(title).encode()
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = {}
-    for k in sorted(objs):
-        offsets[k] = len(out)
-        out += b"%d 0 obj\n" % k + objs[k] + b"\nendobj\n"
-    xref = len(out)
-    total = max(objs) + 1
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % total
-    for k in range(1, total):
-        out += b"%010d 00000 n \n" % offsets[k]
-    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 4 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        total,
-        xref,
-    )
-    with open(path, "wb") as f:
-        f.write(out)
-
-
-def split_pages(text):
-    return [p.strip("\n").split("\n") for p in text.split("<<PAGE>>")]
+# The writer is eval/fernhill/make_pdfs.py's (one PDF per document, same layout).
+_WRITER = runpy.run_path(os.path.join(HERE, "..", "fernhill", "make_pdfs.py"))
+write_pdf, split_pages = _WRITER["write_pdf"], _WRITER["split_pages"]
 
 
 DOCS = {}
@@ -208,7 +150,7 @@ Borrowing a laptop page of the knowledge base.
 def main():
     for doc_id, (title, header, text) in DOCS.items():
         path = os.path.join(HERE, "kb", doc_id + ".pdf")
-        write_pdf(path, title, header, split_pages(text))
+        write_pdf(path, title, header, split_pages(text), producer="kestrel make_pdfs.py")
         sys.stdout.write(f"wrote {os.path.relpath(path, HERE)}\n")
 
 
