@@ -149,7 +149,12 @@ MAX_LISTED_ITEMS = 8
 # "What number do I ring?" asks for a phone number; "that plan" points back; a
 # statement after the question is its context; "one-third off" is a percentage;
 # "5 p.m. Central Time" keeps its zone; text speak ("txt", "wen") is spelt out.
-POLICY_VERSION = "extractive-policy-16"
+# 17: the nearest heading that holds the asked value leads a quote (a changelog's
+# version date over "Added"); "…, and until when …" is a second part; "X's hours" asks
+# for a time; a row with a blank first cell goes on with the row above; a holiday is no
+# name; a question's identifier that keys its best unit answers without the model; a
+# count no row of a counted table has ("48-month") is a row the pages lack.
+POLICY_VERSION = "extractive-policy-17"
 
 
 @dataclass(frozen=True, slots=True)
@@ -1651,7 +1656,33 @@ def _absent_names(question: str, q_terms: set[str], reading: _Reading) -> set[st
     """
     absent = {t for t in _question_names(question, q_terms) if not reading.knows(t)}
     rows = _unknown_rows(question, reading.units_of) - reading.heading_names
-    return absent | (rows - reading.common_names)
+    return absent | (rows - reading.common_names) | _unknown_counts(question, reading.units_of)
+
+
+# A row key that is a count of something: "36 months", "12-month", "2 people".
+_COUNT_KEY = re.compile(r"^\s*(\d+)[\s-]*([a-z]{3,})\s*$", re.I)
+_COUNT_ASKED = re.compile(r"\b(\d+)[\s-]*([a-z]{3,})\b", re.I)
+
+
+def _unknown_counts(question: str, passage_units: Sequence[Sequence[Unit]]) -> set[str]:
+    """The counts the question names a row by ("a 48-month certificate") where a
+    retrieved table keys two rows or more by counts of the same thing ("6 months",
+    "12 months", "36 months") and none by that one: a row the pages do not have.
+
+    "24-hour" in a question is otherwise a value, no name the pages must know.
+    """
+    tables: dict[tuple[str, str], set[str]] = {}
+    for found in passage_units:
+        for u in found:
+            m = _COUNT_KEY.match(u.key) if u.kind == "row" else None
+            if m:
+                tables.setdefault((u.context, stem(m.group(2).lower())), set()).add(m.group(1))
+    unknown: set[str] = set()
+    for m in _COUNT_ASKED.finditer(question):
+        count, thing = m.group(1), stem(m.group(2).lower())
+        if any(t == thing and len(n) >= 2 and count not in n for (_, t), n in tables.items()):
+            unknown.add(f"{count}-{m.group(2).lower()}")
+    return unknown
 
 
 def _common_names(passages: Sequence[Passage]) -> set[str]:

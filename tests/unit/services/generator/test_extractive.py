@@ -1179,6 +1179,23 @@ def test_a_month_or_a_day_is_no_name_the_pages_lack() -> None:
     assert _evidence(question, hold).missing_names == ("Titanium",)
 
 
+def test_a_count_no_row_of_a_counted_table_has_is_a_row_the_pages_lack() -> None:
+    # Before: "a 48-month certificate" was a value, no name, and the 36-month row's
+    # APY answered it.
+    rates = Passage(
+        1, "certificates#rates", "certificates", "Share certificates", "Rates",
+        "| Term | Minimum deposit | APY |\n|---|---|---|\n"
+        "| 6 months | $500 | 3.50% |\n| 12 months | $500 | 3.75% |\n"
+        "| 36 months | $1,000 | 3.45% |",
+    )  # fmt: skip
+    assert _evidence("What's the APY on a 48-month share certificate?", rates).names == 1.0
+    # The counts the table has are its rows, and a count of something else is a value.
+    assert _evidence("What's the APY on a 12-month share certificate?", rates).names == 0.0
+    assert _evidence("What's the APY if I deposit for 48 hours?", rates).names == 0.0
+    final = answer_of("What's the APY on a 12-month share certificate?", [rates])
+    assert final.verdict is Verdict.GROUNDED and "12 months — APY: 3.75%" in final.answer
+
+
 def test_a_holiday_is_no_name_the_pages_lack() -> None:
     # Before: "does not cover “Christmas”", where the page gives the closure's dates.
     closure = Passage(
