@@ -92,9 +92,11 @@ _STRICT_TYPES = frozenset(
 )
 _AFTER = re.compile(r"\b(?:after|next|then)\b", re.I)
 # A question after a whole procedure: "How do I reset my password?", "how to export".
+# "Where in the app do I report a missing ingredient?" is asked of the same steps.
 _HOW_DO_I = re.compile(
     r"^\s*(?:how\s+(?:do|can|should|would)\s+(?:i|we|you)\b|how\s+to\b|"
-    r"what\s+are\s+the\s+steps\b|steps\s+to\b)",
+    r"what\s+are\s+the\s+steps\b|steps\s+to\b|"
+    r"where\s+(?:in\s+(?:the|your)\s+[\w-]+\s+)?(?:do|can|should)\s+(?:i|we|you)\b)",
     re.I,
 )
 _ORDINAL_WORDS: tuple[str, ...] = ("first", "second", "third", "fourth", "fifth")

@@ -112,6 +112,21 @@ def test_asked_how_to_do_it_numbered_steps_under_their_heading_answer_whole() ->
     )
 
 
+def test_asked_where_to_do_it_numbered_steps_answer_whole_too() -> None:
+    # Before: "Where in the app do I …?" took the best steps one by one, and the one
+    # that names the button ("tap Report a problem") was left out.
+    report = Passage(
+        4, "missing#report", "missing", "Missing or damaged ingredients", "Report it in the app",
+        "1. Open the app and go to Deliveries > Past deliveries.\n"
+        "2. Choose the box and tap Report a problem.\n"
+        "3. Pick the recipe and the ingredient, and tell us what's wrong.\n"
+        "4. For damaged or spoiled items, add a photo.",
+    )  # fmt: skip
+    final = answer_of("Where in the app do I report a missing ingredient?", [report])
+    assert "tap Report a problem" in final.answer
+    assert final.answer.startswith("Open the app and go to Deliveries > Past deliveries; ")
+
+
 def test_a_question_after_one_fact_of_a_bulleted_list_is_not_given_the_list() -> None:
     final = answer_of("What's the email for security reports?", [ACCOUNT, CONTACT])
     assert "security@acme.example" in final.answer
