@@ -59,6 +59,10 @@ _SAME_IDEA: tuple[tuple[str, ...], ...] = (
         "MFA",
         "TFA",
     ),
+    # A card network and a phone by the names customers use: "Amex card surcharge" of a
+    # page that says "American Express", "on my iPhone" of steps for iOS.
+    ("American Express", "Amex"),
+    ("iOS", "iPhone"),
 )
 
 

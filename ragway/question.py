@@ -68,7 +68,10 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
         # "$49", "49 USD", and the European "0,39 €" with the sign after the number;
         # "2.9% + 30¢" charges cents.
         rf"{_SIGN}\s?\d|\d[\d,.]*\s?(?:{_CURRENCY}|dollars?|euros?|pounds?|cents?|pence)\b|"
-        rf"\d[\d,.]*\s?[{_SIGNS}¢]",
+        rf"\d[\d,.]*\s?[{_SIGNS}¢]|"
+        # A table whose column header names the currency: "Price (£): 185", "Fee (USD):
+        # 45", "Price per serving (€, VAT incl.): 5.99" (a row's cells say only numbers).
+        rf"\([^()]*?(?:{_SIGN}|\b(?:{_CURRENCY})\b)[^()]*\)[^:;]*:\s*\d",
         re.I,
     ),
     AnswerType.SIZE: re.compile(
@@ -140,7 +143,11 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             # you from overseas?": the number rung is the answer.
             r"\b(?:what|which)\s+(?:[\w-]+\s+){0,2}?numbers?\s+(?:do|should|can|shall|would)\s+"
             r"(?:I|we|you)\s+(?:(?:use\s+to\s+)?(?:call|ring|dial|phone))\b|"
-            r"\b(?:hotline|helpline)\s+numbers?\b",
+            r"\b(?:hotline|helpline)\s+numbers?\b|"
+            # "What's the number for roadside assistance?": the one to call.
+            r"\b(?:what(?:'s|\s+is)|which)\s+(?:the\s+|your\s+)?(?:(?:phone|contact|support|main|"
+            r"direct|emergency|freephone|free|toll-free|24/7|24-hour)\s+)?number\s+(?:for|to\s+"
+            r"(?:call|ring|reach|contact))\b",
             re.I,
         ),
         AnswerType.PHONE,

@@ -131,6 +131,19 @@ def test_the_names_the_passages_write_are_found_whatever_their_case_or_letters()
     # A name the passages write is not replaced; none written: nothing is.
     assert same_idea("Is 2FA on?", ["2FA and two-step verification"]) == "Is 2FA on?"
     assert same_idea("Is 2FA on?", ["Single sign-on — SSO."]) == "Is 2FA on?"
-    ((written, present),) = _written_names(("Use 2-step verification (MFA).",))
+    (written, present), *_ = _written_names(("Use 2-step verification (MFA).",))
     assert written == "2-step verification"
     assert present == {"2-step verification", "2-step", "MFA"}
+
+
+def test_a_card_network_and_a_phone_by_the_names_customers_use() -> None:
+    # Before: "Amex" and "iPhone" were names the knowledge base does not cover, and
+    # "Amex card surcharge" and "videos I've downloaded on my iPhone" were refused.
+    terms = ["2.2 Card payments carry a surcharge of 3.5% for American Express."]
+    assert same_idea("Amex card surcharge", terms) == "American Express card surcharge"
+    steps = ["Offline downloads need iOS 16 or later."]
+    assert same_idea("downloads on my iPhone", steps) == "downloads on my iOS"
+    # Pages that write the customer's name keep the question as it is.
+    assert same_idea("downloads on my iPhone", ["On an iPhone, tap Downloads."]) == (
+        "downloads on my iPhone"
+    )

@@ -116,6 +116,39 @@ def test_a_question_with_two_questions_in_it_has_two_parts() -> None:
     assert found[1].answer_type is AnswerType.DURATION
 
 
+@pytest.mark.parametrize(
+    "row",
+    [
+        "E — Annual price (£) First permit: 185; Annual price (£) Second or third permit: 280",
+        "Wallet sheet — Price ($): 0.99 per sheet",
+        "Home (all perils) — Deductible (CAD): 5,000",
+        "4 people — Price per serving (€, VAT incl.): 5.99",
+    ],
+)
+def test_a_row_under_a_header_that_names_the_currency_holds_an_amount(row: str) -> None:
+    # Before: the cells say only numbers, so a price row lacked the amount asked for
+    # (the strictest lack) and a paragraph with "$49" outweighed it.
+    assert holds(row, AnswerType.AMOUNT)
+
+
+def test_a_header_without_a_currency_holds_no_amount() -> None:
+    assert not holds("4 x 4 — Size (inches): 4 x 4", AnswerType.AMOUNT)
+    assert not holds("Band (A to H): 3", AnswerType.AMOUNT)
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("What's the number for roadside assistance?", AnswerType.PHONE),
+        ("What is the number to call for billing?", AnswerType.PHONE),
+        ("What is the max number for team members?", AnswerType.NUMBER),
+        ("What is the number of seats on Pro?", AnswerType.NUMBER),
+    ],
+)
+def test_the_number_for_a_service_is_a_phone_number(question: str, kind: AnswerType) -> None:
+    assert answer_type(question) is kind
+
+
 def test_a_second_question_may_start_with_a_preposition() -> None:
     # Before: one part that asked for a duration, so the security key's price was
     # answered with a student card's and the date the text codes end was left out.
