@@ -144,7 +144,7 @@ train-unit-ranker: $(STAMP) ## Refit which unit answers each question part on th
 	$(BIN)/ragway train unit-ranker
 
 .PHONY: eval-answers
-eval-answers: $(STAMP) ## The demo and the ten help-centre QA sets through the API (tuning and held-out parts)
+eval-answers: $(STAMP) ## The demo and the twelve help-centre QA sets through the API (tuning and held-out parts)
 	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml
 	$(BIN)/ragway eval answers --qa eval/demo-qa-heldout.yaml
 	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-tuning.yaml
@@ -167,6 +167,10 @@ eval-answers: $(STAMP) ## The demo and the ten help-centre QA sets through the A
 	$(BIN)/ragway eval answers --qa eval/kestrel/qa-heldout.yaml
 	$(BIN)/ragway eval answers --qa eval/tidewater/qa-tuning.yaml
 	$(BIN)/ragway eval answers --qa eval/tidewater/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/saltmarsh/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/saltmarsh/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/marlowe/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/marlowe/qa-heldout.yaml
 
 .PHONY: eval-gate
 eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture retrieval, gated
@@ -192,6 +196,10 @@ eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture
 	$(BIN)/ragway eval answers --qa eval/kestrel/qa-heldout.yaml --output var/eval/gate/kestrel-heldout
 	$(BIN)/ragway eval answers --qa eval/tidewater/qa-tuning.yaml --output var/eval/gate/tidewater-tuning
 	$(BIN)/ragway eval answers --qa eval/tidewater/qa-heldout.yaml --output var/eval/gate/tidewater-heldout
+	$(BIN)/ragway eval answers --qa eval/saltmarsh/qa-tuning.yaml --output var/eval/gate/saltmarsh-tuning
+	$(BIN)/ragway eval answers --qa eval/saltmarsh/qa-heldout.yaml --output var/eval/gate/saltmarsh-heldout
+	$(BIN)/ragway eval answers --qa eval/marlowe/qa-tuning.yaml --output var/eval/gate/marlowe-tuning
+	$(BIN)/ragway eval answers --qa eval/marlowe/qa-heldout.yaml --output var/eval/gate/marlowe-heldout
 	$(BIN)/ragway eval retrieval --dataset tests/fixtures/beir-tiny --split all \
 	  --output var/eval/gate/retrieval
 	$(BIN)/ragway eval gate --config eval/gates.yaml

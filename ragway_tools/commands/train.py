@@ -307,6 +307,8 @@ _TUNING_SETS = [
     Path("eval/fernhill/qa-tuning.yaml"),
     Path("eval/kestrel/qa-tuning.yaml"),
     Path("eval/tidewater/qa-tuning.yaml"),
+    Path("eval/saltmarsh/qa-tuning.yaml"),
+    Path("eval/marlowe/qa-tuning.yaml"),
 ]
 
 

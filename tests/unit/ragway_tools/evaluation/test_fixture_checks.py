@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[4]
 FIXTURES = ["helpcentre", "supportdesk", "servicehub", "homecart", "hostclub", "harbourpad"]
 
 
-@pytest.mark.parametrize("fixture", [*FIXTURES, "lineside", "fernhill", "kestrel", "tidewater"])
+@pytest.mark.parametrize("fixture", [*FIXTURES, "lineside", "fernhill", "kestrel", "tidewater", "saltmarsh", "marlowe"])
 def test_the_fixture_passes_its_checker(fixture: str) -> None:
     # Each fixture's own check.py: eval/lineside's reads its HTML pages as text, and
     # eval/fernhill's its plain-text and PDF pages too, before the generic checks,
