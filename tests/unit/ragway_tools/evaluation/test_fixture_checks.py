@@ -15,11 +15,14 @@ ROOT = Path(__file__).resolve().parents[4]
 FIXTURES = ["helpcentre", "supportdesk", "servicehub", "homecart", "hostclub", "harbourpad"]
 
 
-@pytest.mark.parametrize("fixture", [*FIXTURES, "lineside", "fernhill", "kestrel", "tidewater", "saltmarsh", "marlowe"])
+@pytest.mark.parametrize(
+    "fixture", [*FIXTURES, "lineside", "fernhill", "kestrel", "tidewater", "saltmarsh", "marlowe"]
+)
 def test_the_fixture_passes_its_checker(fixture: str) -> None:
     # Each fixture's own check.py: eval/lineside's reads its HTML pages as text, and
-    # eval/fernhill's its plain-text and PDF pages too, before the generic checks,
-    # which know only Markdown pages.
+    # eval/fernhill's its plain-text and PDF pages too (the four fixtures after it run
+    # fernhill's on their own folders), before the generic checks, which know only
+    # Markdown pages.
     done = subprocess.run(
         [sys.executable, f"eval/{fixture}/check.py"],
         cwd=ROOT,
