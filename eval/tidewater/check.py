@@ -1,21 +1,9 @@
 #!/usr/bin/env python3
-"""Sanity checks for the tidewater fixture: runs eval/helpcentre/check.py on this folder.
+"""Sanity checks for the tidewater fixture: eval/fernhill/check.py's, run on this folder.
 
-Extended from eval/lineside/check.py. eval/helpcentre/check.py only reads kb/<tenant>/*.md
-pages with YAML front matter, but this fixture mixes four page formats:
-
-- .md: Markdown with YAML front matter (copied as is);
-- .html: help-centre HTML exports (front matter from <title> and the <meta> tags, body = the
-  page's visible text with the tags stripped);
-- .txt: plain-text policy documents with the same YAML front matter as the Markdown pages
-  (copied as is, front matter kept);
-- .pdf: PDF documents (body = the text pypdf extracts from each page, front matter from the
-  sidecar <file>.pdf.meta.yaml).
-
-eval/fernhill/check.py copies the fixture into a temporary folder, turns every page into a .md page
-there and runs the generic checks on that copy. Before that it checks that every .md/.txt
-front matter is valid YAML with the required keys, that every HTML page has tenant and groups
-metas and every PDF a sidecar. Nothing in this folder is changed.
+It checks each page's front matter, HTML metas and PDF sidecars, turns the Markdown, HTML,
+plain-text and PDF pages into Markdown pages in a temporary folder and runs
+eval/helpcentre/check.py on that copy. Nothing in this folder is changed.
 """
 
 import os
