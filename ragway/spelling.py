@@ -189,6 +189,27 @@ def shouted(question: str) -> bool:
     return len(letters) >= 8 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
 
 
+# A size written as two numbers and an "x" (or the multiplication sign, U+00D7): "12x12",
+# "11 x 14".
+_TIMES = "[xX\u00d7]"
+_DIMENSIONS = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)\s*{_TIMES}\s*(\d+(?:\.\d+)?)(?![\w.])")
+
+
+def dimensions(question: str, texts: Iterable[str]) -> str:
+    """The question's sizes written as the passages write the same two numbers: "What
+    does a 12x12 metal print cost?" of a table keyed "12 x 12" asks of that row, where
+    "12x12" was one word no passage has, read as a name the pages lack."""
+    pages = tuple(texts)
+
+    def as_written(m: re.Match[str]) -> str:
+        same = re.compile(
+            rf"(?<![\w.]){re.escape(m.group(1))}\s*{_TIMES}\s*{re.escape(m.group(2))}(?![\w.])"
+        )
+        return next((w.group(0) for t in pages if (w := same.search(t))), m.group(0))
+
+    return _DIMENSIONS.sub(as_written, question)
+
+
 def unshout(question: str, texts: Iterable[str]) -> str:
     """A question typed in capitals with its words cased as the passages write them.
 

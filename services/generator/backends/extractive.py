@@ -155,7 +155,9 @@ MAX_LISTED_ITEMS = 8
 # version date over "Added"); "…, and until when …" is a second part; "X's hours" asks
 # for a time; a row with a blank first cell goes on with the row above; a holiday is no
 # name; a question's identifier that keys its best unit answers without the model; a
-# count no row of a counted table has ("48-month") is a row the pages lack.
+# count no row of a counted table has ("48-month") is a row the pages lack; "where in
+# the app do I" gets the steps whole; a currency named in a column header makes its cells
+# amounts; "the number for X" asks for a phone number; "12x12" is written as the pages do.
 POLICY_VERSION = "extractive-policy-17"
 
 
@@ -340,7 +342,7 @@ class ExtractiveGenerator:
         return self._worded(question, tuple(p.text for p in passages))
 
     def _as_the_passages_word_it(self, question: str, texts: tuple[str, ...]) -> str:
-        question = spelling.unshout(question, texts)
+        question = spelling.dimensions(spelling.unshout(question, texts), texts)
         if spelling.suspects(question):
             # A question of English words only is left as it is: its words and the
             # passages' are not gathered to repair nothing.

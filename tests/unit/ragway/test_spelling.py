@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ragway.spelling import (
     compounds,
+    dimensions,
     edit_distance,
     english_words,
     repair,
@@ -180,3 +181,16 @@ def test_a_question_in_capitals_takes_the_passages_casing() -> None:
     # A question not in capitals, an acronym or a name in it included, is left alone.
     assert unshout("Does Business include SSO?", texts) == "Does Business include SSO?"
     assert not shouted("SSO on Business?") and shouted("CAN I GET SSO ON BUSINESS")
+
+
+def test_a_size_is_written_as_the_passages_write_the_same_two_numbers() -> None:
+    # Before: "12x12" was one word no passage has, a name the pages lack, and "What does
+    # a 12x12 metal print cost?" was refused beside a table keyed "12 x 12".
+    table = ["| Size (in) | Price ($) |\n|---|---|\n| 12 x 12 | 59.99 |\n| 8\u00d710 | 19.99 |"]
+    assert dimensions("What does a 12x12 metal print cost?", table) == (
+        "What does a 12 x 12 metal print cost?"
+    )
+    assert dimensions("and an 8 x 10?", table) == "and an 8\u00d710?"
+    # Sizes no passage gives, and hex or versions, stay as typed.
+    assert dimensions("What is a 5x7?", table) == "What is a 5x7?"
+    assert dimensions("Is 0x1F allowed?", table) == "Is 0x1F allowed?"

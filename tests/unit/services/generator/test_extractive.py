@@ -1196,6 +1196,18 @@ def test_a_count_no_row_of_a_counted_table_has_is_a_row_the_pages_lack() -> None
     assert final.verdict is Verdict.GROUNDED and "12 months — APY: 3.75%" in final.answer
 
 
+def test_a_size_typed_without_spaces_names_the_row_written_with_them() -> None:
+    prints = Passage(
+        1, "print-prices#metal", "print-prices", "Print sizes and prices", "Metal prints",
+        "| Size (in) | Metal print ($) | Canvas ($) |\n|---|---|---|\n"
+        "| 8 x 10 | 44.99 | 39.99 |\n| 12 x 12 | 59.99 | 54.99 |\n| 16 x 20 | 109.99 | 89.99 |",
+    )  # fmt: skip
+    # Before: "12x12" was a name the pages lack ("does not cover “12x12”").
+    assert _evidence("What does a 12x12 metal print cost?", prints).missing_names == ()
+    final = answer_of("What does a 12x12 metal print cost?", [prints])
+    assert final.verdict is Verdict.GROUNDED and "12 x 12" in final.answer
+
+
 def test_a_holiday_is_no_name_the_pages_lack() -> None:
     # Before: "does not cover “Christmas”", where the page gives the closure's dates.
     closure = Passage(
