@@ -145,8 +145,8 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             r"(?:I|we|you)\s+(?:(?:use\s+to\s+)?(?:call|ring|dial|phone))\b|"
             r"\b(?:hotline|helpline)\s+numbers?\b|"
             # "What's the number for roadside assistance?": the one to call.
-            r"\b(?:what(?:'s|\s+is)|which)\s+(?:the\s+|your\s+)?(?:(?:phone|contact|support|main|"
-            r"direct|emergency|freephone|free|toll-free|24/7|24-hour)\s+)?number\s+(?:for|to\s+"
+            rf"\b(?:{_WHAT_IS}|which)\s+(?:(?:phone|contact|support|main|direct|emergency|"
+            r"freephone|free|toll-free|24/7|24-hour)\s+)?number\s+(?:for|to\s+"
             r"(?:call|ring|reach|contact))\b",
             re.I,
         ),

@@ -333,11 +333,17 @@ plans.
 )
 
 
+def write_all(docs, here=HERE, producer="fernhill make_pdfs.py"):
+    """Writes each of ``docs`` (document id: title, header, text) under ``here``/kb; the
+    later fixtures (eval/kestrel, eval/tidewater, ...) write theirs with it."""
+    for doc_id, (title, header, text) in docs.items():
+        path = os.path.join(here, "kb", doc_id + ".pdf")
+        write_pdf(path, title, header, split_pages(text), producer)
+        sys.stdout.write(f"wrote {os.path.relpath(path, here)}\n")
+
+
 def main():
-    for doc_id, (title, header, text) in DOCS.items():
-        path = os.path.join(HERE, "kb", doc_id + ".pdf")
-        write_pdf(path, title, header, split_pages(text))
-        sys.stdout.write(f"wrote {os.path.relpath(path, HERE)}\n")
+    write_all(DOCS)
 
 
 if __name__ == "__main__":

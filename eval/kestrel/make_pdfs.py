@@ -9,14 +9,12 @@ Metadata for the help centre (document_id, tenant, groups, ...) is in <file>.pdf
 
 import os
 import runpy
-import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 # The writer is eval/fernhill/make_pdfs.py's (one PDF per document, same layout).
 _WRITER = runpy.run_path(os.path.join(HERE, "..", "fernhill", "make_pdfs.py"))
-write_pdf, split_pages = _WRITER["write_pdf"], _WRITER["split_pages"]
 
 
 DOCS = {}
@@ -148,10 +146,7 @@ Borrowing a laptop page of the knowledge base.
 
 
 def main():
-    for doc_id, (title, header, text) in DOCS.items():
-        path = os.path.join(HERE, "kb", doc_id + ".pdf")
-        write_pdf(path, title, header, split_pages(text), producer="kestrel make_pdfs.py")
-        sys.stdout.write(f"wrote {os.path.relpath(path, HERE)}\n")
+    _WRITER["write_all"](DOCS, HERE, "kestrel make_pdfs.py")
 
 
 if __name__ == "__main__":

@@ -933,7 +933,8 @@ class ExtractiveGenerator:
             return _refusal(
                 RefusalReason.NO_EVIDENCE, "No passage in the knowledge base matched the question."
             )
-        best = _best_supported(scored).support if scored else 0.0
+        top = _best_supported(scored) if scored else None
+        best = top.support if top is not None else 0.0
         # Before the floor: "gives no phone number" says more than a support figure.
         lacking = _lacking_value(request.question, request.passages)
         if lacking is not None:
@@ -950,7 +951,7 @@ class ExtractiveGenerator:
                 f"(best support {best:.3f} < {threshold:.3f}).",
                 best,
             )
-        if self.answerability is not None and not _code_answered(request.question, scored):
+        if self.answerability is not None and not _code_answered(request.question, top):
             evidence = self.evidence(request.question, request.passages, scored, unsaid=False)
             answerable = self.answerability.settled(evidence)
             if answerable is None:
@@ -1944,13 +1945,12 @@ _CODE = re.compile(r"\b[A-Z][A-Z0-9]{0,5}-\d{2,6}\b")
 _WORD_OR_CODE = re.compile(r"[\w.]+(?:-[\w.]+)*")
 
 
-def _code_answered(question: str, scored: list[ScoredUnit]) -> bool:
+def _code_answered(question: str, best: ScoredUnit | None) -> bool:
     """Whether the question gives an identifier ("TW-409", "QP-402") and its best
     supported unit is keyed by it: a row or a section of that code answers it."""
     codes = set(_CODE.findall(question))
-    if not codes or not scored:
+    if not codes or best is None:
         return False
-    best = _best_supported(scored)
     keyed = f"{best.unit.key if best.unit else ''} {best.passage.section}"
     return all(c in keyed for c in codes)
 
