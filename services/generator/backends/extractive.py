@@ -55,7 +55,7 @@ from ragway.question import (
     states_bound,
 )
 from ragway.text import content_terms as _content_terms
-from ragway.text import stem, words
+from ragway.text import STOPWORDS, stem, words
 from ragway.unit_vectors import embedding_text, unpack
 from ragway.units import FOOTNOTE_MARK, Unit, plain, split_sentences, units, unmarked
 from services.generator import injection, metrics
@@ -1238,6 +1238,15 @@ _CHANGE = re.compile(
 )
 
 
+def _tells_change(s: ScoredUnit) -> bool:
+    """Whether the unit tells how a value changed. A row's key names an option ("Store
+    credit instead of refund — Tier 1 agent: up to $100"), so only its cells can."""
+    unit = s.unit
+    if unit is not None and unit.kind == "row":
+        return any(_CHANGE.search(cell) for _, cell in unit.cells[1:])
+    return _CHANGE.search(s.text) is not None
+
+
 def _current_first(first: ScoredUnit, ranked: Sequence[ScoredUnit], least: float) -> ScoredUnit:
     """A unit that gives the same value without the old one (with support ``least``),
     before a release note's sentence that gives both.
@@ -1246,7 +1255,7 @@ def _current_first(first: ScoredUnit, ranked: Sequence[ScoredUnit], least: float
     the plans page's "Free instances sleep after 30 minutes"; quoted, it puts the stale
     value in the answer beside the right one.
     """
-    if not _CHANGE.search(first.text):
+    if not _tells_change(first):
         return first
     return next((s for s in ranked if s.support >= least and _restates(first, s)), first)
 
@@ -1254,7 +1263,7 @@ def _current_first(first: ScoredUnit, ranked: Sequence[ScoredUnit], least: float
 def _restates(change: ScoredUnit, current: ScoredUnit) -> bool:
     """``change`` tells how a value ``current`` gives plainly came to be: a runner-up
     that would only bring the old value back into the answer."""
-    if not _CHANGE.search(change.text) or _CHANGE.search(current.text):
+    if not _tells_change(change) or _tells_change(current):
         return False
     told = set(ranges.quantities(change.text))
     given = set(ranges.quantities(current.text))
@@ -1436,7 +1445,22 @@ def content_terms(text: str) -> frozenset[str]:
     """The content terms the selection compares: hyphenated words as their parts,
     and every way of saying that something may not be done as one term."""
     text = _E_PREFIX.sub("e", _NOT_ALLOWED.sub(" cannot ", text))
-    return frozenset(_content_terms(_THOUSANDS.sub("", _WORD_HYPHEN.sub(" ", text))))
+    terms = _content_terms(_THOUSANDS.sub("", _WORD_HYPHEN.sub(" ", text)))
+    return frozenset(terms | _letter_codes(text))
+
+
+# "Band B", "Plan A", "Zone C": a one-letter name that only its noun makes a term
+# (a single letter is no content term). Without it every row of a banded table met
+# "a Band E home" on "band" alone, and the answer quoted three bands.
+_LETTER_CODE = re.compile(r"\b([A-Z][a-z]+) ([A-Z])\b(?![.'\u2019&-]\w)")
+
+
+def _letter_codes(text: str) -> set[str]:
+    return {
+        f"{stem(m.group(1).lower())}_{m.group(2).lower()}"
+        for m in _LETTER_CODE.finditer(text)
+        if m.group(1).lower() not in STOPWORDS
+    }
 
 
 # "e-bike", "e bike" and "ebike" are one thing, and not a bike of any kind: split at

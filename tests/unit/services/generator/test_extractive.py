@@ -1293,6 +1293,37 @@ def test_a_value_is_quoted_as_it_stands_not_from_the_note_that_changed_it() -> N
     assert "30 minutes" in final.answer
 
 
+def test_a_row_keyed_with_instead_of_names_an_option_and_tells_no_change() -> None:
+    # "Store credit instead of refund" read as a release note's "instead of": the row
+    # was set aside for its neighbours, and the answer quoted every other action's limit.
+    limits = Passage(
+        1, "authority#limits", "authority", "Refund authority", "Approval limits",
+        "| Action | Tier 1 agent | Tier 2 agent |\n|---|---|---|\n"
+        "| Free reprint (order value) | up to $150 | up to $500 |\n"
+        "| Refund to original payment | up to $75 | up to $300 |\n"
+        "| Store credit instead of refund | up to $100 | up to $400 |\n",
+    )  # fmt: skip
+    final = answer_of("What's the store credit limit for a Tier 2 agent?", [limits])
+    assert "up to $400" in final.answer
+
+
+def test_a_band_named_by_its_letter_answers_alone() -> None:
+    # "a Band E car" met every band's row on "band" (one letter is no term), and the
+    # answer quoted three bands' prices; the letter with its noun tells the row.
+    permits = Passage(
+        1, "permits#prices", "permits", "Resident parking permits", "Prices",
+        "| Band | CO2 emissions (g/km) | First permit (£) | Second permit (£) |\n"
+        "|---|---|---|---|\n"
+        "| A | 0 | 30 | 60 |\n"
+        "| B | 1 to 110 | 80 | 135 |\n"
+        "| C | 111 to 150 | 115 | 180 |\n"
+        "| E | 186 to 225 | 185 | 280 |\n",
+    )  # fmt: skip
+    final = answer_of("How much is a second permit for a Band E car?", [permits])
+    assert "280" in final.answer
+    assert "135" not in final.answer and "180" not in final.answer
+
+
 def test_a_sentence_that_only_shares_an_identifier_with_another_is_no_release_note() -> None:
     # "no longer available" tells no change of a value: both units stay in the answer.
     errors = Passage(
