@@ -607,6 +607,22 @@ def _merged_header(header: list[str], sub: list[str]) -> list[str]:
     return names
 
 
+# A key column of short codes under a one-word header: "| Band | … |" over "| B | … |".
+_KEY_NOUN = re.compile(r"[A-Za-z][a-z]+")
+_KEY_CODE = re.compile(r"[A-Z0-9]{1,3}")
+
+
+def _named_key(header: str, key: str) -> str:
+    """A row's key as people name the row: "Band B", "Zone 2", not a bare "B".
+
+    A question asks for "a Band B home"; the row's own cell says only "B", which no
+    word of the question matches and no answer can stand on.
+    """
+    if _KEY_NOUN.fullmatch(header) and _KEY_CODE.fullmatch(key):
+        return f"{header} {key}"
+    return key
+
+
 def _table_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
     rows = [ln for ln in lines if not is_table_separator(ln)]
     has_header = len(lines) > 1 and is_table_separator(lines[1])
@@ -637,7 +653,7 @@ def _table_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
         above = cells[0]
         names = header + [""] * (len(cells) - len(header))
         pairs = tuple(zip(names, cells, strict=False))
-        key = cells[0]
+        key = _named_key(header[0] if header else "", cells[0])
         unit = Unit("row", len(out), "", context=context, key=key, cells=pairs)
         out.append(
             Unit("row", unit.position, unit.row_text(), context=context, key=key, cells=pairs)

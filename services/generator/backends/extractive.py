@@ -54,8 +54,8 @@ from ragway.question import (
     parts,
     states_bound,
 )
-from ragway.text import content_terms as _content_terms
 from ragway.text import STOPWORDS, stem, words
+from ragway.text import content_terms as _content_terms
 from ragway.unit_vectors import embedding_text, unpack
 from ragway.units import FOOTNOTE_MARK, Unit, plain, split_sentences, units, unmarked
 from services.generator import injection, metrics

@@ -518,3 +518,20 @@ def test_a_row_that_leaves_its_first_cell_blank_goes_on_with_the_row_above() -> 
     found = units(table)
     assert [u.key for u in found] == ["2 people", "2 people", "4 people", "4 people"]
     assert found[1].text == "2 people — Recipes a week: 4; Price per serving (€): 6.99"
+
+
+def test_a_row_keyed_by_a_short_code_is_named_with_its_column() -> None:
+    # Before: "B — Annual charge (£): 1,765.03", a key no question's words meet; people
+    # say "a Band B home". A key that is a word already, or a long code, stays as it is.
+    table = (
+        "| Band | Value on 1 April 1991 | Annual charge (£) |\n"
+        "|------|-----------------------|------------------:|\n"
+        "| A    | up to £40,000         | 1,512.88          |\n"
+        "| B    | £40,001 to £52,000    | 1,765.03          |\n"
+        "| M3   | £52,001 to £68,000    | 2,017.17          |\n"
+    )
+    found = units(table)
+    assert [u.key for u in found] == ["Band A", "Band B", "Band M3"]
+    assert found[1].text.startswith("Band B — Value on 1 April 1991: £40,001 to £52,000;")
+    plans = "| Plan | Price |\n|---|---|\n| Pro | $12 |\n| SKU-2041 | $3 |\n"
+    assert [u.key for u in units(plans)] == ["Pro", "SKU-2041"]

@@ -215,7 +215,7 @@ def test_the_number_to_call_may_be_a_short_code_a_phone_number_may_not() -> None
     # it, while a question that says "phone number" is refused without a full one.
     final = answer_of("What number do I call to listen to my voicemail?", [SHORT_CODES, ACCOUNT])
     assert final.verdict is Verdict.GROUNDED
-    assert final.answer == "321 — What it does: Voicemail. [12]"
+    assert final.answer == "Code 321 — What it does: Voicemail. [12]"
     final = answer_of("What's the phone number for voicemail?", [SHORT_CODES, ACCOUNT])
     assert final.verdict is Verdict.REFUSED
     assert final.refusal_detail == "The knowledge base gives no phone number for this question."
@@ -263,7 +263,8 @@ def test_asked_for_a_span_the_word_time_is_said_by_the_span_the_answer_holds() -
     passages = [SEVERITY, ROTA, ACCOUNT]
     evidence = GEN.evidence(question, passages, GEN.score(question, passages))
     assert evidence.unsaid == 0.0
-    assert answer_of(question, passages).answer == "P2 — Acknowledge within: 30 minutes. [10]"
+    answered = answer_of(question, passages).answer
+    assert answered == "Severity P2 — Acknowledge within: 30 minutes. [10]"
     # Where the answering row holds no span, "time" is still a word it lacks.
     owners = replace(SEVERITY, text=SEVERITY.text.replace("Acknowledge within", "Acknowledged by"))
     owners = replace(owners, text=owners.text.replace("10 minutes", "Duty lead"))
