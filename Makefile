@@ -171,6 +171,10 @@ eval-answers: $(STAMP) ## The demo and the twelve help-centre QA sets through th
 	$(BIN)/ragway eval answers --qa eval/saltmarsh/qa-heldout.yaml
 	$(BIN)/ragway eval answers --qa eval/marlowe/qa-tuning.yaml
 	$(BIN)/ragway eval answers --qa eval/marlowe/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/ashgrove/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/ashgrove/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/copperleaf/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/copperleaf/qa-heldout.yaml
 
 .PHONY: eval-gate
 eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture retrieval, gated
@@ -200,6 +204,10 @@ eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture
 	$(BIN)/ragway eval answers --qa eval/saltmarsh/qa-heldout.yaml --output var/eval/gate/saltmarsh-heldout
 	$(BIN)/ragway eval answers --qa eval/marlowe/qa-tuning.yaml --output var/eval/gate/marlowe-tuning
 	$(BIN)/ragway eval answers --qa eval/marlowe/qa-heldout.yaml --output var/eval/gate/marlowe-heldout
+	$(BIN)/ragway eval answers --qa eval/ashgrove/qa-tuning.yaml --output var/eval/gate/ashgrove-tuning
+	$(BIN)/ragway eval answers --qa eval/ashgrove/qa-heldout.yaml --output var/eval/gate/ashgrove-heldout
+	$(BIN)/ragway eval answers --qa eval/copperleaf/qa-tuning.yaml --output var/eval/gate/copperleaf-tuning
+	$(BIN)/ragway eval answers --qa eval/copperleaf/qa-heldout.yaml --output var/eval/gate/copperleaf-heldout
 	$(BIN)/ragway eval retrieval --dataset tests/fixtures/beir-tiny --split all \
 	  --output var/eval/gate/retrieval
 	$(BIN)/ragway eval gate --config eval/gates.yaml

@@ -309,6 +309,8 @@ _TUNING_SETS = [
     Path("eval/tidewater/qa-tuning.yaml"),
     Path("eval/saltmarsh/qa-tuning.yaml"),
     Path("eval/marlowe/qa-tuning.yaml"),
+    Path("eval/ashgrove/qa-tuning.yaml"),
+    Path("eval/copperleaf/qa-tuning.yaml"),
 ]
 
 

@@ -16,7 +16,18 @@ FIXTURES = ["helpcentre", "supportdesk", "servicehub", "homecart", "hostclub", "
 
 
 @pytest.mark.parametrize(
-    "fixture", [*FIXTURES, "lineside", "fernhill", "kestrel", "tidewater", "saltmarsh", "marlowe"]
+    "fixture",
+    [
+        *FIXTURES,
+        "lineside",
+        "fernhill",
+        "kestrel",
+        "tidewater",
+        "saltmarsh",
+        "marlowe",
+        "ashgrove",
+        "copperleaf",
+    ],
 )
 def test_the_fixture_passes_its_checker(fixture: str) -> None:
     # Each fixture's own check.py: eval/lineside's reads its HTML pages as text, and
