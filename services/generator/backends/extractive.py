@@ -1683,9 +1683,31 @@ def _absent_names(question: str, q_terms: set[str], reading: _Reading) -> set[st
     product, tenant or plan; so does a row the question names that no retrieved
     table has ("the Team plan" beside a table of Free, Pro and Business).
     """
-    absent = {t for t in _question_names(question, q_terms) if not reading.knows(t)}
-    rows = _unknown_rows(question, reading.units_of) - reading.heading_names
-    return absent | (rows - reading.common_names) | _unknown_counts(question, reading.units_of)
+    asked = _asking(question)
+    absent = {t for t in _question_names(asked, q_terms) if not reading.knows(t)}
+    rows = _unknown_rows(asked, reading.units_of) - reading.heading_names
+    return absent | (rows - reading.common_names) | _unknown_counts(asked, reading.units_of)
+
+
+_SENTENCE = re.compile(r"[^.!?]+(?:[.!?]+|$)")
+
+
+def _asking(question: str) -> str:
+    """The sentences of a question that ask (end in "?"), without the story told
+    before them; the whole question when none does.
+
+    "My Labrador weighs about 32 kg … Is there anything extra to pay because he's a
+    big dog?": a pet's, a relative's or a place's name in the story is the asker's,
+    not a product the pages must know. On the fifteen fixtures' tuning parts every
+    name that refused an answerable question stood in the story (13 of 13), and every
+    name that refused an unanswerable one stood in the asking sentence.
+    """
+    asking = [
+        m.group(0).strip()
+        for m in _SENTENCE.finditer(question)
+        if m.group(0).rstrip().endswith("?")
+    ]
+    return " ".join(asking) if asking else question
 
 
 # A row key that is a count of something: "36 months", "12-month", "2 people".

@@ -742,6 +742,28 @@ def test_a_plan_the_table_does_not_have_is_a_missing_name() -> None:
     assert "“Team”" in GEN.answerability.reason(team)
 
 
+def test_a_name_in_the_story_before_the_question_is_the_askers_not_a_missing_one() -> None:
+    # "Rufus" (a dog) refused an answerable question: "does not cover “Rufus”". A name
+    # the asking sentence gives is still one the pages must know.
+    carers = Passage(
+        1, "portal#carers", "portal", "Client portal", "Shared carers",
+        "The account holder can invite up to 3 shared carers, for example a partner or a "
+        "dog walker. Shared carers can book, move and cancel appointments. Only the "
+        "account holder can see invoices and payment details.",
+    )  # fmt: skip
+    story = _evidence(
+        "Our dog walker books appointments for Rufus through the portal as a shared "
+        "carer. Can she see what our bills come to?",
+        carers,
+    )
+    assert (story.names, story.missing_names) == (0.0, ())
+    asked = _evidence("Can a shared carer for Rufus see what our bills come to?", carers)
+    assert (asked.names, asked.missing_names) == (1.0, ("Rufus",))
+    # A plan named in the asking sentence after a story is still a plan the pages lack.
+    team = _evidence("We have five people. How much storage does the Team plan include?", PLANS)
+    assert team.missing_names == ("Team",)
+
+
 def test_the_product_every_page_names_is_no_row_a_table_lacks() -> None:
     # Counted before as a missing name: "Quillpad" stands before "app", the noun of
     # the apps table's key column, and no row of that table is keyed "Quillpad".
