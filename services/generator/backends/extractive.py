@@ -951,7 +951,11 @@ class ExtractiveGenerator:
                 f"(best support {best:.3f} < {threshold:.3f}).",
                 best,
             )
-        if self.answerability is not None and not _code_answered(request.question, top):
+        # The answer leads with the best-ranked unit that reaches the floor; keyed by
+        # the question's code, it answers it however much more another unit says.
+        leading = next((s for s in scored if s.support >= threshold), None)
+        coded = _code_answered(request.question, top) or _code_answered(request.question, leading)
+        if self.answerability is not None and not coded:
             evidence = self.evidence(request.question, request.passages, scored, unsaid=False)
             answerable = self.answerability.settled(evidence)
             if answerable is None:

@@ -146,3 +146,25 @@ def test_an_error_code_the_question_gives_is_answered_by_its_own_row() -> None:
     # A code no row has is not answered by another code's row.
     other = answer_of("Getting TW-777 when I add another receipt to my claim", CODE_TABLE)
     assert "TW-409" not in other.answer
+
+
+def test_a_code_row_the_answer_leads_with_answers_though_a_sentence_says_more() -> None:
+    # Before: refused. The row keyed TH-412 ranked first and leads the answer, but a
+    # sentence of another page had more support, and only that sentence was asked
+    # whether it is keyed by the code.
+    codes = Passage(
+        1, "booking-errors#codes", "booking-errors", "Booking error codes", "",
+        "| Code | What it means | What to do |\n| --- | --- | --- |\n"
+        "| TH-409 | The gear is already booked for those dates | Pick other dates. |\n"
+        "| TH-412 | A rider doesn't meet the age limit for this gear | See Sizing, age "
+        "and weight limits. |\n",
+    )  # fmt: skip
+    riders = Passage(
+        2, "reservations#riders", "reservations", "Reservations", "Adding riders",
+        "Every rider needs a waiver. Add their name to the reservation first, then send "
+        "them the waiver link.",
+    )  # fmt: skip
+    question = "I get TH-412 when I add my son to the reservation. Why?"
+    final = answer_of(question, [codes, riders])
+    assert final.verdict is Verdict.GROUNDED
+    assert "A rider doesn't meet the age limit" in final.answer
