@@ -271,7 +271,22 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
         ),
         AnswerType.DURATION,
     ),
-    (_any("percent", "percentage", "discount", "uptime", "sla"), AnswerType.PERCENT),
+    (
+        _any(
+            "percent",
+            "percentage",
+            "discount",
+            "uptime",
+            "sla",
+            # A tax or an interest rate is a percentage, even beside "fees" ("What rate
+            # of GST is added to membership fees?"): "GST at 9%", not a price.
+            r"rate of (?:gst|vat|hst|pst|sales tax|tax|interest)",
+            r"(?:gst|vat|hst|pst|sales tax|tax|interest) rate",
+            "apr",
+            "apy",
+        ),
+        AnswerType.PERCENT,
+    ),
     (
         _any(
             "price",

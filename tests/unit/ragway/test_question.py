@@ -469,3 +469,19 @@ def test_a_greeting_and_thanks_around_the_question_are_no_part_of_it(
     # "Thanks!" after the question cost 86 of the 882 tuning questions offline: a term
     # no page has, and its embedding pulled towards no passage.
     assert asked(typed) == question
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("What rate of GST is added to membership fees?", AnswerType.PERCENT),
+        ("What's the VAT rate on the monthly fee?", AnswerType.PERCENT),
+        ("What's the APR on a personal loan?", AnswerType.PERCENT),
+        ("What are the membership fees?", AnswerType.AMOUNT),
+        ("How much is the rate for a meeting room?", AnswerType.AMOUNT),
+    ],
+)
+def test_a_tax_or_interest_rate_is_a_percentage_beside_fees(
+    question: str, kind: AnswerType
+) -> None:
+    assert answer_type(question) is kind
