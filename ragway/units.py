@@ -593,6 +593,18 @@ def _list_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
         parents.append((indent, text))
 
 
+def _names_columns(header: list[str], line: str) -> bool:
+    """Whether a table's first row, under a header row that leaves its key column
+    blank, is a second header row: every cell bold and no number in it ("| | Price by
+    species (£) | | |" over "| **Procedure** | **Dog** | **Cat** | **Rabbit** |")."""
+    raw = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+    return (
+        not header[0]
+        and all(c.startswith("**") and c.endswith("**") for c in raw if c)
+        and not any(ch.isdigit() for c in raw for ch in c)
+    )
+
+
 def _merged_header(header: list[str], sub: list[str]) -> list[str]:
     """Two header rows as one, an empty cell of the first spanned by the one before it:
     "Price per month" over "30-day rolling" and "12-month" names the columns "Price per
@@ -632,9 +644,10 @@ def _table_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
     body = rows[1:] if has_header else rows
     if header and body:
         sub = _cells(body[0])
-        if not sub[0] and any(
+        spanned = any(
             sub[i] and not (header[i] if i < len(header) else "") for i in range(1, len(sub))
-        ):
+        )
+        if spanned and (not sub[0] or _names_columns(header, body[0])):
             # A second header row written as the first row ("| | | 30-day rolling |
             # 12-month |" under "| Plan | Data | Price per month | |"): no row has an
             # empty key, and an empty header cell is spanned by the one before it.

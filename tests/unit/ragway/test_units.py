@@ -535,3 +535,21 @@ def test_a_row_keyed_by_a_short_code_is_named_with_its_column() -> None:
     assert found[1].text.startswith("Band B — Value on 1 April 1991: £40,001 to £52,000;")
     plans = "| Plan | Price |\n|---|---|\n| Pro | $12 |\n| SKU-2041 | $3 |\n"
     assert [u.key for u in units(plans)] == ["Pro", "SKU-2041"]
+
+
+def test_a_bold_second_header_row_under_a_blank_key_header_names_the_columns() -> None:
+    # Before: "Procedure — Price by species (£): Dog; Cat; Rabbit" was a row, and every
+    # price sat under one spanning header, so no column said which species it was for.
+    table = (
+        "|                          | Price by species (£, inc. VAT) |         |            |\n"
+        "|--------------------------|-------------:|-------:|-------:|\n"
+        "| **Procedure**            | **Dog**      | **Cat**| **Rabbit** |\n"
+        "| Spay (female neuter)     | 425.00†      | 139.00 | 165.00 |\n"
+        "| Castration (male neuter) | 315.00†      | 99.00  | 129.00 |\n"
+    )
+    found = units(table)
+    assert [u.key for u in found] == ["Spay (female neuter)", "Castration (male neuter)"]
+    assert found[1].cells[3] == ("Price by species (£, inc. VAT) Rabbit", "129.00")
+    # A first row of values under a header with a blank key cell stays a row.
+    plain_rows = "| | Price (£) | |\n|---|---|---|\n| **Spay** | 425.00 | 139.00 |\n"
+    assert [u.key for u in units(plain_rows)] == ["Spay"]
