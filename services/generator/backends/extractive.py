@@ -1156,11 +1156,14 @@ def with_word_usage(event: GenerationEvent, request: GenerationRequest) -> Gener
 def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:
     """What the answer says for this unit: the unit, or a row's key and the asked cells."""
     if u.kind == "row":
+        # The words a header shares with the row's key name the row, not the column:
+        # "Proportion of Band D" in the row "Band D" says nothing of "the Band D charge".
+        keyed = content_terms(u.key)
         asked = _fullest(
             [
-                (i, set(content_terms(header)))
+                (i, set(content_terms(header) - keyed))
                 for i, (header, _) in enumerate(u.cells)
-                if i > 0 and header and content_terms(header) & q_terms
+                if i > 0 and header and (content_terms(header) - keyed) & q_terms
             ],
             q_terms,
         )
@@ -1646,7 +1649,10 @@ def _fullest(named: list[tuple[int, set[str]]], q_terms: set[str]) -> list[int]:
     """
     whole = [(i, key) for i, key in named if key <= q_terms]
     if not whole:
-        return [i for i, _ in named]
+        # Said in part, the ones it says most of: "Price by species (£) Rabbit" over
+        # "… Dog" and "… Cat" for "the price to castrate a rabbit".
+        most = max(len(key & q_terms) for _, key in named) if named else 0
+        return [i for i, key in named if len(key & q_terms) == most]
     return [i for i, key in whole if not any(key < other for _, other in whole)]
 
 

@@ -1346,6 +1346,34 @@ def test_a_band_named_by_its_letter_answers_alone() -> None:
     assert "135" not in final.answer and "180" not in final.answer
 
 
+def test_a_column_the_question_says_most_of_answers_alone() -> None:
+    # Every column was "Price by species (£) <species>", and none is said in full, so
+    # the answer quoted the dog's and the cat's prices beside the rabbit's.
+    fees = Passage(
+        1, "fees#procedures", "fees", "Consultation and procedure fees", "Routine procedures",
+        "| | Price by species (£, inc. VAT) | | |\n|---|---:|---:|---:|\n"
+        "| **Procedure** | **Dog** | **Cat** | **Rabbit** |\n"
+        "| Spay (female neuter) | 425.00 | 139.00 | 165.00 |\n"
+        "| Castration (male neuter) | 315.00 | 99.00 | 129.00 |\n",
+    )  # fmt: skip
+    final = answer_of("What's the price to castrate a male rabbit?", [fees])
+    assert "Rabbit: 129.00" in final.answer
+    assert "315.00" not in final.answer and "99.00" not in final.answer
+
+
+def test_a_header_naming_the_row_is_not_the_asked_column() -> None:
+    # "Proportion of Band D" met "the Band D charge" on the row's own name, and the
+    # answer gave the proportion, not the charge.
+    bands = Passage(
+        1, "council-tax#bands", "council-tax", "Council Tax bands and charges", "Charges",
+        "| Band | Proportion of Band D | Annual charge (£) |\n|---|---|---|\n"
+        "| C | 8/9 | 2,017.17 |\n| D | 9/9 | 2,269.32 |\n| E | 11/9 | 2,773.61 |\n",
+    )  # fmt: skip
+    final = answer_of("What's the Band D charge this year?", [bands])
+    assert "Annual charge (£): 2,269.32" in final.answer
+    assert "2,017.17" not in final.answer
+
+
 def test_a_sentence_that_only_shares_an_identifier_with_another_is_no_release_note() -> None:
     # "no longer available" tells no change of a value: both units stay in the answer.
     errors = Passage(
