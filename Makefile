@@ -175,6 +175,10 @@ eval-answers: $(STAMP) ## The demo and the twelve help-centre QA sets through th
 	$(BIN)/ragway eval answers --qa eval/ashgrove/qa-heldout.yaml
 	$(BIN)/ragway eval answers --qa eval/copperleaf/qa-tuning.yaml
 	$(BIN)/ragway eval answers --qa eval/copperleaf/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/juniper/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/juniper/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/orchard/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/orchard/qa-heldout.yaml
 
 .PHONY: eval-gate
 eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture retrieval, gated
@@ -208,6 +212,10 @@ eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture
 	$(BIN)/ragway eval answers --qa eval/ashgrove/qa-heldout.yaml --output var/eval/gate/ashgrove-heldout
 	$(BIN)/ragway eval answers --qa eval/copperleaf/qa-tuning.yaml --output var/eval/gate/copperleaf-tuning
 	$(BIN)/ragway eval answers --qa eval/copperleaf/qa-heldout.yaml --output var/eval/gate/copperleaf-heldout
+	$(BIN)/ragway eval answers --qa eval/juniper/qa-tuning.yaml --output var/eval/gate/juniper-tuning
+	$(BIN)/ragway eval answers --qa eval/juniper/qa-heldout.yaml --output var/eval/gate/juniper-heldout
+	$(BIN)/ragway eval answers --qa eval/orchard/qa-tuning.yaml --output var/eval/gate/orchard-tuning
+	$(BIN)/ragway eval answers --qa eval/orchard/qa-heldout.yaml --output var/eval/gate/orchard-heldout
 	$(BIN)/ragway eval retrieval --dataset tests/fixtures/beir-tiny --split all \
 	  --output var/eval/gate/retrieval
 	$(BIN)/ragway eval gate --config eval/gates.yaml

@@ -311,6 +311,8 @@ _TUNING_SETS = [
     Path("eval/marlowe/qa-tuning.yaml"),
     Path("eval/ashgrove/qa-tuning.yaml"),
     Path("eval/copperleaf/qa-tuning.yaml"),
+    Path("eval/juniper/qa-tuning.yaml"),
+    Path("eval/orchard/qa-tuning.yaml"),
 ]
 
 

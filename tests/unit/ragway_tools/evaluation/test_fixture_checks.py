@@ -27,6 +27,8 @@ FIXTURES = ["helpcentre", "supportdesk", "servicehub", "homecart", "hostclub", "
         "marlowe",
         "ashgrove",
         "copperleaf",
+        "juniper",
+        "orchard",
     ],
 )
 def test_the_fixture_passes_its_checker(fixture: str) -> None:
