@@ -182,6 +182,8 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             r"\b(?:opening|office|business|support|phone|helpline|hotline|staffed|service|"
             r"call cent(?:re|er)|desk|branch|store|shop|counter|lab|library|centre|center)"
             r"\s+hours\b|"
+            # "client support opening times??", "what are the library's open times"
+            r"\b(?:opening|open|office|business)\s+times\b|"
             # "What are Customer Care's hours on a Sunday?", "what are the weekend hours?"
             r"\bwhat\s+(?:are|were)\s+(?:[\w'&-]+\s+){0,4}?hours\b"
             r"(?!\s+of\s+(?!operation|business))|"

@@ -191,6 +191,9 @@ def test_asked_for_someones_hours_a_time_answers(question: str) -> None:
         ("What are the hours of video included?", AnswerType.ANY),
         ("Until when is the offer valid?", AnswerType.DATE),
         ("By when must I pay?", AnswerType.DATE),
+        ("client support opening times??", AnswerType.TIME),
+        ("What are the library's open times on Sunday?", AnswerType.TIME),
+        ("How long do opening times change for at Christmas?", AnswerType.DURATION),
     ],
 )
 def test_hours_of_something_and_until_when(question: str, kind: AnswerType) -> None:

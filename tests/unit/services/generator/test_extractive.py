@@ -1374,6 +1374,26 @@ def test_a_header_naming_the_row_is_not_the_asked_column() -> None:
     assert "2,017.17" not in final.answer
 
 
+def test_opening_times_are_said_by_the_hours_a_page_gives() -> None:
+    # Before: refused. "opening times" was no time-of-day question, and its words,
+    # absent from "Hours: Monday to Friday, 9am to 5pm", weighed as what it hung on.
+    support = Passage(
+        1, "branches#client-support", "branches", "Branches and opening hours",
+        "Client Support",
+        "For questions about your account, the Pet Health Plan, invoices or the client "
+        "portal, contact our Client Support team.\n\n- Phone: 0113 496 0150\n"
+        "- Email: support@ashgrove.example\n- Hours: Monday to Friday, 9am to 5pm",
+    )  # fmt: skip
+    branch = Passage(
+        2, "branches#leeds", "branches", "Branches and opening hours", "Leeds",
+        "Our Leeds branch is on Kirkstall Road, with free parking behind the building. "
+        "Nurse clinics run on Tuesday and Thursday afternoons.",
+    )  # fmt: skip
+    final = answer_of("client support opening times?? need to sort my plan dd", [support, branch])
+    assert final.verdict is Verdict.GROUNDED
+    assert "Monday to Friday, 9am to 5pm" in final.answer
+
+
 def test_a_sentence_that_only_shares_an_identifier_with_another_is_no_release_note() -> None:
     # "no longer available" tells no change of a value: both units stay in the answer.
     errors = Passage(
