@@ -1683,7 +1683,8 @@ def _question_names(question: str, q_terms: set[str]) -> set[str]:
     """Stems of the names a question gives: capitalised words inside it ("Northwind",
     "Team plan") and identifiers ("LM-7002", "v2.3"), however they are written."""
     names = {t for t in _names(question) if t in q_terms}
-    return names | {t for t in q_terms if _has_digit(t) and not _NUMBER.fullmatch(t)}
+    said = content_terms(question)
+    return names | {t for t in q_terms & said if _has_digit(t) and not _NUMBER.fullmatch(t)}
 
 
 def _absent_names(question: str, q_terms: set[str], reading: _Reading) -> set[str]:
@@ -2160,7 +2161,13 @@ _SHORT_AMOUNT = re.compile(r"\d+(?:\.\d+)?(?:k|m|bn)")
 # A number as a customer writes one: "98.5" (per cent), "3rd" (of the month), "11pm",
 # "24-hour" (a number of something: the pages say "24 hours"). A value the question
 # gives, like a whole number, not an identifier ("v2", "LM-7002").
-_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:st|nd|rd|th|am|pm|-[a-z]+)?")
+# A number, an ordinal, a time of day, or a measure typed as one word ("75lbs",
+# "32kg", "10gb", "2hrs"): a value the question gives, no identifier the pages must
+# know ("my lab is like 75lbs" was refused: the pages "do not cover 75lbs").
+_NUMBER = re.compile(
+    r"\d+(?:\.\d+)?(?:st|nd|rd|th|am|pm|lbs?|kgs?|gb|mb|kb|tb|kms?|mi|cm|mm|ml|hrs?|mins?"
+    r"|secs?|-[a-z]+)?"
+)
 
 
 def _known(term: str, vocabulary: AbstractSet[str]) -> bool:

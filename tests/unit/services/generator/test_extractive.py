@@ -764,6 +764,20 @@ def test_a_name_in_the_story_before_the_question_is_the_askers_not_a_missing_one
     assert team.missing_names == ("Team",)
 
 
+def test_a_measure_typed_as_one_word_is_a_value_not_an_identifier() -> None:
+    # "75lbs" has a digit, and was read as an identifier no page has: "The knowledge
+    # base does not cover “75lbs”". A code the question gives still counts.
+    pets = Passage(
+        1, "pets#dogs", "pets", "Pet policy", "Dogs",
+        "Dogs are welcome in every community.\n\n- Maximum adult weight: 80 lb per dog\n"
+        "- Pet rent: $35 a month per pet",
+    )  # fmt: skip
+    weight = _evidence("is there a weight limit 4 dogs, my lab is like 75lbs", pets)
+    assert (weight.names, weight.missing_names) == (0.0, ())
+    code = _evidence("is there a weight limit for dogs in building PX-75?", pets)
+    assert code.missing_names == ("PX-75",)
+
+
 def test_the_product_every_page_names_is_no_row_a_table_lacks() -> None:
     # Counted before as a missing name: "Quillpad" stands before "app", the noun of
     # the apps table's key column, and no row of that table is keyed "Quillpad".
