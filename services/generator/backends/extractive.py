@@ -866,7 +866,7 @@ class ExtractiveGenerator:
         text = parts(repaired)[best.part].text
         q_terms = question_terms(text)
         reading = self._reading(passages)
-        held = _passage_terms(best.passage) | reading.common_names
+        held = _passage_terms(best.passage) | reading.common_names | _brands(text, passages)
         held = held | {t for t in q_terms if synonyms.of(t) & held}
         held |= _said_by_value(text, q_terms, best.text, reading)
         unheld = {t for t in q_terms if t not in held}
@@ -1758,6 +1758,21 @@ def _common_names(passages: Sequence[Passage]) -> set[str]:
         for w in _NAME.findall(p.text):
             documents.setdefault(stem(w.lower()), set()).add(p.document_id)
     return {name for name, titles in documents.items() if len(titles) >= 2}
+
+
+def _brands(question: str, passages: Sequence[Passage]) -> set[str]:
+    """Stems of the question's names that two documents or more write, in a title or
+    at a sentence's start too ("Fleetway charges guide", "Fleetway is a car club"):
+    the company every page is about, which a page's section need not repeat.
+
+    ``_common_names`` leaves out a sentence's first word (any word is capitalised
+    there); asked by the question, a name there is still the name.
+    """
+    documents: dict[str, set[str]] = {}
+    for name in {w for w in _NAME.findall(question.strip()) if not question.startswith(w)}:
+        said = re.compile(rf"\b{re.escape(name)}\b")
+        documents[name] = {p.document_id for p in passages if said.search(f"{p.title} {p.text}")}
+    return {stem(name.lower()) for name, found in documents.items() if len(found) >= 2}
 
 
 # Where a heading's own words start: "Memberships: Go, Plus and Max", "Plans > Max".

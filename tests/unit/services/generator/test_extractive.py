@@ -778,6 +778,30 @@ def test_a_measure_typed_as_one_word_is_a_value_not_an_identifier() -> None:
     assert code.missing_names == ("PX-75",)
 
 
+def test_the_company_every_page_names_at_a_sentence_start_need_not_be_in_the_answer() -> None:
+    # "Fleetway" weighed most of the question, and the answering section does not say
+    # it; the other pages do, but at a sentence's start or in a title, which were not
+    # read as names. So the answer's passage "left unsaid" what the question hung on.
+    length = Passage(
+        1, "fleetway/plans#length", "fleetway/plans", "Membership plans and prices",
+        "Booking length",
+        "The shortest booking is 30 minutes. After that, bookings go up in 15-minute "
+        "steps. You can book a car for up to 7 days in one booking.",
+    )  # fmt: skip
+    about = Passage(
+        2, "fleetway/plans#intro", "fleetway/plans", "Membership plans and prices", "",
+        "Fleetway is a pay-as-you-drive car club: you book a car by the hour or by the "
+        "day, unlock it with the app and pay for the time you use.",
+    )  # fmt: skip
+    charges = Passage(
+        3, "fleetway/charges#intro", "fleetway/charges", "Fleetway charges guide", "",
+        "Fees and charges that may apply to your bookings and account.",
+    )  # fmt: skip
+    question = "What's the shortest booking I can make with Fleetway?"
+    passages = [length, about, charges]
+    assert GEN.unsaid(question, passages, GEN.score(question, passages)) < 0.1
+
+
 def test_the_product_every_page_names_is_no_row_a_table_lacks() -> None:
     # Counted before as a missing name: "Quillpad" stands before "app", the noun of
     # the apps table's key column, and no row of that table is keyed "Quillpad".
