@@ -24,6 +24,8 @@ from typing import Any, Literal
 import yaml
 from markdown_it import MarkdownIt
 
+from ragway.units import is_second_header_row
+
 BlockKind = Literal["heading", "paragraph", "list", "table", "code", "quote"]
 FORMATS = ("markdown", "html", "text", "pdf")
 # Metadata names read from HTML <meta name="..."> (also with a "ragway:" prefix).
@@ -142,6 +144,10 @@ def parse_markdown(body: str) -> Parsed:
                 for t in inner
                 if t.type == "tr_open" and t.map and t.map[0] >= start + 2
             ]
+            if rows and is_second_header_row(lines[start], rows[0]):
+                # "| | | Standard | Member |" under "| Item | Service | Fee (AUD) | | |"
+                # names the fee columns: every piece of a split table needs it too.
+                header, rows = f"{header}\n{rows[0]}", rows[1:]
             blocks.append(Block("table", source, units=tuple(rows), header=header))
         elif tok.type in ("fence", "code_block"):
             blocks.append(Block("code", source, units=tuple(tok.content.rstrip("\n").split("\n"))))

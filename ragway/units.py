@@ -593,6 +593,24 @@ def _list_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
         parents.append((indent, text))
 
 
+def is_second_header_row(header_line: str, line: str) -> bool:
+    """Whether a table's first row after the separator goes on naming its columns
+    (``_second_header``); chunking repeats it with the header in every piece."""
+    return _second_header(_cells(header_line), line)
+
+
+def _second_header(header: list[str], line: str) -> bool:
+    """A second header row written as the first row ("| | | 30-day rolling | 12-month
+    |" under "| Plan | Data | Price per month | |"): it fills header cells left empty
+    (spanned by the one before), and either leaves its key cell empty, as no row does,
+    or is bold throughout over a blank key header (``_names_columns``)."""
+    sub = _cells(line)
+    spanned = any(
+        sub[i] and not (header[i] if i < len(header) else "") for i in range(1, len(sub))
+    )
+    return spanned and (not sub[0] or _names_columns(header, line))
+
+
 def _names_columns(header: list[str], line: str) -> bool:
     """Whether a table's first row, under a header row that leaves its key column
     blank, is a second header row: every cell bold and no number in it ("| | Price by
@@ -642,16 +660,8 @@ def _table_units(lines: list[str], lead_in: str, out: list[Unit]) -> None:
         return
     header = _cells(rows[0]) if has_header else []
     body = rows[1:] if has_header else rows
-    if header and body:
-        sub = _cells(body[0])
-        spanned = any(
-            sub[i] and not (header[i] if i < len(header) else "") for i in range(1, len(sub))
-        )
-        if spanned and (not sub[0] or _names_columns(header, body[0])):
-            # A second header row written as the first row ("| | | 30-day rolling |
-            # 12-month |" under "| Plan | Data | Price per month | |"): no row has an
-            # empty key, and an empty header cell is spanned by the one before it.
-            header, body = _merged_header(header, sub), body[1:]
+    if header and body and _second_header(header, body[0]):
+        header, body = _merged_header(header, _cells(body[0])), body[1:]
     header_line = " | ".join(h for h in header if h)
     context = f"{lead_in} {header_line}".strip()
     above = ""  # the last row's own first cell

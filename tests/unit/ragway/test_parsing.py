@@ -72,6 +72,22 @@ def test_a_long_table_splits_between_rows_and_every_piece_repeats_the_header() -
     assert body_rows == rows.splitlines()  # every row once, in order
 
 
+def test_a_split_table_repeats_its_second_header_row_in_every_piece() -> None:
+    # Before: only the first piece had "| | | Standard | Member |", so a later piece's
+    # row read "Fee (AUD): $750; $675" and no column said which fee was a member's.
+    rows = "\n".join(f"| {100 + n} | Service number {n} | ${n}0 | ${n}5 |" for n in range(40))
+    header = "| Item | Service | Fee (AUD) | |\n|---|---|---|---|\n| | | Standard | Member |"
+    text = f"# T\n\n## Fees\n\n{header}\n{rows}\n"
+    doc = build_document("markdown", text.encode(), {}, Defaults(max_words=80), fallback_id="t")
+    assert len(doc.chunks) > 3
+    for c in doc.chunks:
+        assert c.text.startswith(header + "\n| 1")
+        last = units(c.text)[-1]
+        assert [h for h, _ in last.cells[2:]] == ["Fee (AUD) Standard", "Fee (AUD) Member"]
+    body_rows = [line for c in doc.chunks for line in c.text.splitlines()[3:]]
+    assert body_rows == rows.splitlines()
+
+
 FEES = """# Fees and charges
 
 ## Charges list
