@@ -158,7 +158,7 @@ MAX_LISTED_ITEMS = 8
 # count no row of a counted table has ("48-month") is a row the pages lack; "where in
 # the app do I" gets the steps whole; a currency named in a column header makes its cells
 # amounts; "the number for X" asks for a phone number; "12x12" is written as the pages do.
-POLICY_VERSION = "extractive-policy-17"
+POLICY_VERSION = "extractive-policy-18"
 
 
 @dataclass(frozen=True, slots=True)
