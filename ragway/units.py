@@ -605,9 +605,7 @@ def _second_header(header: list[str], line: str) -> bool:
     (spanned by the one before), and either leaves its key cell empty, as no row does,
     or is bold throughout over a blank key header (``_names_columns``)."""
     sub = _cells(line)
-    spanned = any(
-        sub[i] and not (header[i] if i < len(header) else "") for i in range(1, len(sub))
-    )
+    spanned = any(sub[i] and not (header[i] if i < len(header) else "") for i in range(1, len(sub)))
     return spanned and (not sub[0] or _names_columns(header, line))
 
 
@@ -615,6 +613,7 @@ def _names_columns(header: list[str], line: str) -> bool:
     """Whether a table's first row, under a header row that leaves its key column
     blank, is a second header row: every cell bold and no number in it ("| | Price by
     species (£) | | |" over "| **Procedure** | **Dog** | **Cat** | **Rabbit** |")."""
+    # Split here, not by ``_cells``: it takes the bold off, and the bold is the sign.
     raw = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
     return (
         not header[0]

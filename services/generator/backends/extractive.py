@@ -158,6 +158,13 @@ MAX_LISTED_ITEMS = 8
 # count no row of a counted table has ("48-month") is a row the pages lack; "where in
 # the app do I" gets the steps whole; a currency named in a column header makes its cells
 # amounts; "the number for X" asks for a phone number; "12x12" is written as the pages do.
+# 18: names, identifiers and unknown rows are read from the sentences that ask, not the
+# story before them; "75lbs" is a value; the company's name two documents write in a
+# title or a sentence's start need not be in the answering passage; a short-code row key
+# reads "Band B" and "Band E" is one term; bold and repeated second header rows name
+# columns; the column said most of answers; a row key's "instead of" tells no change;
+# the leading unit's code skips the model; tax rates are percentages; "opening times"
+# asks for a time.
 POLICY_VERSION = "extractive-policy-18"
 
 
@@ -2174,11 +2181,10 @@ def _item_number(unit: Unit) -> int | None:
 
 _SHORT_AMOUNT = re.compile(r"\d+(?:\.\d+)?(?:k|m|bn)")
 # A number as a customer writes one: "98.5" (per cent), "3rd" (of the month), "11pm",
-# "24-hour" (a number of something: the pages say "24 hours"). A value the question
-# gives, like a whole number, not an identifier ("v2", "LM-7002").
-# A number, an ordinal, a time of day, or a measure typed as one word ("75lbs",
-# "32kg", "10gb", "2hrs"): a value the question gives, no identifier the pages must
-# know ("my lab is like 75lbs" was refused: the pages "do not cover 75lbs").
+# "24-hour" (a number of something: the pages say "24 hours"), or a measure typed as one
+# word ("75lbs", "32kg", "10gb", "2hrs"; "my lab is like 75lbs" was refused: the pages
+# "do not cover 75lbs"). A value the question gives, like a whole number, not an
+# identifier ("v2", "LM-7002").
 _NUMBER = re.compile(
     r"\d+(?:\.\d+)?(?:st|nd|rd|th|am|pm|lbs?|kgs?|gb|mb|kb|tb|kms?|mi|cm|mm|ml|hrs?|mins?"
     r"|secs?|-[a-z]+)?"
