@@ -174,10 +174,11 @@ async def test_a_sentence_the_model_copies_without_citing_is_attributed_and_stre
     assert final.cited_passages == [2]
     assert "15 seconds" in final.answer
     # The copied sentence is attributed. Greedy decoding is not bit-stable across the
-    # shared server's prompt-cache states (seen once in a full run: a second, uncited
-    # sentence after it), and a sentence citing nothing is withheld, as it must be.
+    # shared server's prompt-cache states (seen in full runs: a second, uncited sentence
+    # after it, and once on 2026-12-06 more text up to the 96-token cap), and a sentence
+    # citing nothing is withheld, as it must be; running on to the cap is reported.
     assert codes(final)[0] == "citation_added"
-    assert set(codes(final)) <= {"citation_added", "uncited_sentence"}
+    assert set(codes(final)) <= {"citation_added", "uncited_sentence", "llm_max_tokens"}
 
 
 async def test_instructions_inside_a_passage_never_reach_the_model_or_the_answer(
