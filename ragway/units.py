@@ -235,13 +235,17 @@ def split_sentences(text: str) -> list[str]:
 
 
 def _cells(line: str) -> list[str]:
+    return [plain(c) for c in _raw_cells(line)]
+
+
+def _raw_cells(line: str) -> list[str]:
+    """A table line's cells as written, emphasis and all."""
     body = line.strip()
     if body.startswith("|"):
         body = body[1:]
     if body.endswith("|") and not body.endswith("\\|"):
         body = body[:-1]
-    cells = re.split(r"(?<!\\)\|", body)
-    return [plain(c) for c in cells]
+    return re.split(r"(?<!\\)\|", body)
 
 
 def units(text: str) -> list[Unit]:
@@ -613,8 +617,8 @@ def _names_columns(header: list[str], line: str) -> bool:
     """Whether a table's first row, under a header row that leaves its key column
     blank, is a second header row: every cell bold and no number in it ("| | Price by
     species (£) | | |" over "| **Procedure** | **Dog** | **Cat** | **Rabbit** |")."""
-    # Split here, not by ``_cells``: it takes the bold off, and the bold is the sign.
-    raw = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+    # As written: ``_cells`` takes the bold off, and the bold is the sign.
+    raw = [c.strip() for c in _raw_cells(line)]
     return (
         not header[0]
         and all(c.startswith("**") and c.endswith("**") for c in raw if c)

@@ -268,6 +268,9 @@ class _Reading:
     # Names the passages of two documents or more write capitalised: what the
     # knowledge base is about ("Quillpad"), not a row a table lacks.
     common_names: frozenset[str]
+    # Capitalised words two documents or more write, titles and sentence starts
+    # included (``_titled_names``): the company's own name however a page places it.
+    titled_names: frozenset[str]
     units_of: tuple[list[Unit], ...]
     row_keys: dict[int, dict[int, set[str]]]
     label_keys: dict[int, dict[int, set[str]]]
@@ -404,6 +407,7 @@ class ExtractiveGenerator:
                 everywhere=_everywhere(passage_terms),
                 heading_names=frozenset(_heading_names(passages)),
                 common_names=frozenset(_common_names(passages)),
+                titled_names=frozenset(_titled_names(passages)),
                 units_of=units_of,
                 row_keys={p.number: _row_keys(u) for p, u in zip(passages, units_of, strict=True)},
                 label_keys={
@@ -873,7 +877,8 @@ class ExtractiveGenerator:
         text = parts(repaired)[best.part].text
         q_terms = question_terms(text)
         reading = self._reading(passages)
-        held = _passage_terms(best.passage) | reading.common_names | _brands(text, passages)
+        held = _passage_terms(best.passage) | reading.common_names
+        held |= _brands(text, reading.titled_names)
         held = held | {t for t in q_terms if synonyms.of(t) & held}
         held |= _said_by_value(text, q_terms, best.text, reading)
         unheld = {t for t in q_terms if t not in held}
@@ -1767,19 +1772,31 @@ def _common_names(passages: Sequence[Passage]) -> set[str]:
     return {name for name, titles in documents.items() if len(titles) >= 2}
 
 
-def _brands(question: str, passages: Sequence[Passage]) -> set[str]:
-    """Stems of the question's names that two documents or more write, in a title or
-    at a sentence's start too ("Fleetway charges guide", "Fleetway is a car club"):
-    the company every page is about, which a page's section need not repeat.
+# A capitalised word as a name is written anywhere, a title and a sentence's start too.
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*\b")
 
-    ``_common_names`` leaves out a sentence's first word (any word is capitalised
-    there); asked by the question, a name there is still the name.
-    """
+
+def _titled_names(passages: Sequence[Passage]) -> set[str]:
+    """The capitalised words, as written, that passages of two documents or more have
+    in a title or text, a sentence's first word included ("Fleetway charges guide",
+    "Fleetway is a car club"): ``_common_names`` leaves a sentence's first word out,
+    since any word is capitalised there."""
     documents: dict[str, set[str]] = {}
-    for name in {w for w in _NAME.findall(question.strip()) if not question.startswith(w)}:
-        said = re.compile(rf"\b{re.escape(name)}\b")
-        documents[name] = {p.document_id for p in passages if said.search(f"{p.title} {p.text}")}
-    return {stem(name.lower()) for name, found in documents.items() if len(found) >= 2}
+    for p in passages:
+        for w in set(_CAPITALISED.findall(f"{p.title} {p.text}")):
+            documents.setdefault(w, set()).add(p.document_id)
+    return {w for w, found in documents.items() if len(found) >= 2}
+
+
+def _brands(question: str, titled_names: AbstractSet[str]) -> set[str]:
+    """Stems of the question's names that the passages' documents write as a title or
+    a sentence's start does (``_titled_names``): the company every page is about, which
+    a page's section need not repeat."""
+    return {
+        stem(w.lower())
+        for w in _NAME.findall(question.strip())
+        if not question.startswith(w) and w in titled_names
+    }
 
 
 # Where a heading's own words start: "Memberships: Go, Plus and Max", "Plans > Max".
