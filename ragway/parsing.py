@@ -389,6 +389,13 @@ _CHROME_NAME = re.compile(
 )
 # The ARIA landmarks of a site's own chrome: its header, footer, menus and search.
 _CHROME_ROLES = {"banner", "contentinfo", "navigation", "search"}
+# A page's header is the site's banner (its logo, search box and "Sign in") unless it
+# holds a heading: an article's own header holds its title. A help centre that marks
+# no article read "Medirun Pharmacy Help Center / Sign in" as the page's opening
+# passage, which a question about the page's title then retrieved instead of its text.
+# Named as a page's header is named ("header", "site-header"), not a card's or a
+# table's ("plan-header" may hold a plan's name and no heading).
+_HEADER_NAME = re.compile(r"^(?:(?:site|global|hc|top|main|page)[-_])?header$", re.I)
 # Tags inside a table cell that separate its words rather than open blocks.
 _IN_CELL = {"ul", "ol", "li", "p", "div", "br"}
 _VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "wbr"}
@@ -430,12 +437,14 @@ class _HtmlBlocks(HTMLParser):
         self._panels: list[list[Any]] = []
         self._section: int | None = None
         self._panel_ends: list[tuple[int, int]] = []
+        # Open header elements outside the article: [tag, same-tag depth, first block].
+        self._headers: list[list[Any]] = []
 
     def _enter(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
         """Track the article and the chrome; False: the tag is inside chrome."""
         if tag in _VOID_TAGS:
             return not self._chrome
-        for stack in (self._chrome, self._main, self._accordions, self._panels):
+        for stack in (self._chrome, self._main, self._accordions, self._panels, self._headers):
             if stack and stack[-1][0] == tag:
                 stack[-1][1] += 1
         if self._chrome:
@@ -456,21 +465,33 @@ class _HtmlBlocks(HTMLParser):
             return False
         if tag in ("main", "article") or a.get("role") == "main":
             self._main.append([tag, 1])
+        if not self._main and (tag == "header" or any(_HEADER_NAME.search(w) for w in named)):
+            self._flush()
+            self._headers.append([tag, 1, len(self.blocks)])
         return True
 
     def _leave(self, tag: str) -> bool:
         """The end tag's side of ``_enter``; False: the tag was inside chrome or closed it."""
         was_chrome = bool(self._chrome)
         panels = len(self._panels)
-        for stack in (self._chrome, self._main, self._accordions, self._panels):
+        for stack in (self._chrome, self._main, self._accordions, self._panels, self._headers):
             if stack and stack[-1][0] == tag:
                 stack[-1][1] -= 1
                 if stack[-1][1] == 0:
-                    stack.pop()
+                    closed = stack.pop()
+                    if stack is self._headers and not was_chrome:
+                        self._flush()
+                        self._drop_banner(closed[2])
         if len(self._panels) < panels and self._section is not None:
             self._flush()
             self._panel_ends.append((len(self.blocks), self._section))
         return not was_chrome
+
+    def _drop_banner(self, first: int) -> None:
+        """A header that wrote no heading was the site's banner: its blocks go."""
+        if any(b.kind == "heading" for b in self.blocks[first:]):
+            return
+        del self.blocks[first:]
 
     @property
     def _reading(self) -> bool:

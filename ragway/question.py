@@ -138,7 +138,10 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
         re.compile(
             rf"\b(?:{_WHAT_IS}|which)\s+(?:[\w'-]+\s+){{0,3}}?(?:tele)?phone\s+numbers?\b|"
             r"\b(?:tele)?phone\s+numbers?\s+(?:for|of|to\s+call)\b|"
-            r"\bnumbers?\s+(?:to|I\s+can|we\s+can|you\s+can)\s+(?:call|ring|dial)\b|"
+            # "Is there a mobile number I can text?": the number texted, as one rung.
+            r"\bnumbers?\s+(?:to|I\s+can|we\s+can|you\s+can)\s+(?:call|ring|dial|text)\b|"
+            # "number for the ferry status recording pls": a search box's "number for".
+            r"^\s*(?:the\s+)?(?:phone\s+)?numbers?\s+(?:for|of)\s+(?:the|your|a)\b|"
             # "What number do I ring to book help?", "Which number should I use to call
             # you from overseas?": the number rung is the answer.
             r"\b(?:what|which)\s+(?:[\w-]+\s+){0,2}?numbers?\s+(?:do|should|can|shall|would)\s+"
@@ -301,6 +304,8 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             # charge me", not "tap-to-charge cards" or "charge my car".
             "charged",
             r"charges? (?:me|us|you|them)",
+            # "What do you charge for Overnight shipping?": the price asked of you.
+            r"what (?:do|does|will|would) (?:[\w'-]+\s+){1,3}?charge\b",
             r"how much .* charges?",
             "how much .* pay",
             # "How much for a new one?", "how much to add a seat": a price, as chat
@@ -381,7 +386,7 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
 # second question.
 _PART_SPLIT = re.compile(
     r"\?\s+(?=\S)|;\s+|,?\s+(?:and|also|plus)\s+(?=(?:(?:until|till|since|by|from|for|in|on|"
-    r"at|to)\s+(?=(?:when|what|which|whom|how)\b))?(?:how|what|which|when|where|who|whom|why|is|"
+    r"at|to|after|before|within|during)\s+(?=(?:when|what|which|whom|how)\b))?(?:how|what|which|when|where|who|whom|why|is|"
     r"are|can|could|does|do|did|will|should|may|has|have|whether)\b)",
     re.I,
 )
@@ -635,6 +640,11 @@ _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 def _phone_like(found: str) -> bool:
     if found[-1].isalpha():
         return True  # a vanity number
+    if found.isdigit() and len(found) < 10:
+        # Pages write a phone number with its separators ("1-800-555-0142", "0808 157
+        # 0236"); a bare run of seven to nine digits is an ID ("NCPDP ID 3955012") or
+        # a routing number.
+        return False
     return sum(c.isdigit() for c in found) >= 7 and not _ISO_DATE.search(found)
 
 

@@ -27,6 +27,8 @@ _GROUPS: tuple[tuple[str, ...], ...] = (
     ("kid", "child", "children"),
     ("idle", "inactive"),
     ("ferry", "ship", "vessel", "boat"),
+    # "call recording retention period" meets "How long we keep records".
+    ("retention", "retain", "keep", "kept"),
 )
 
 

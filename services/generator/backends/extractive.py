@@ -165,7 +165,10 @@ MAX_LISTED_ITEMS = 8
 # columns; the column said most of answers; a row key's "instead of" tells no change;
 # the leading unit's code skips the model; tax rates are percentages; "opening times"
 # asks for a time.
-POLICY_VERSION = "extractive-policy-18"
+# 19: a number one texts, a search box's "number for …" and "what do you charge" ask
+# for a phone number or a price; "…, and after how long …" is a second part; a bare run
+# of seven to nine digits is no phone number; "retention" is held by "keep".
+POLICY_VERSION = "extractive-policy-19"
 
 
 @dataclass(frozen=True, slots=True)

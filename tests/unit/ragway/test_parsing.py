@@ -417,6 +417,23 @@ def test_an_html_page_without_an_article_keeps_its_footer_but_not_its_widgets() 
     ]
 
 
+def test_a_header_without_a_heading_is_the_sites_banner() -> None:
+    html = """<div class="hc-header"><a class="hc-brand" href="/">Medirun Pharmacy
+<span>Help Center</span></a><div class="hc-search"><input type="search"></div>
+<a href="/signin">Sign in</a></div>
+<header class="page-header"><h1>Contact us</h1><p>Updated February 2, 2026</p></header>
+<div class="plan-header">Plus plan</div><p>Call 1-800-555-0142 at any hour.</p>"""
+    # The banner was the page's opening passage ("Medirun Pharmacy Help Center / Sign
+    # in"), retrieved for questions about the page's title in place of its text. A
+    # header that holds the article's heading, and a card's "header", stay.
+    assert [b.text for b in parse_html(html).blocks] == [
+        "Contact us",
+        "Updated February 2, 2026",
+        "Plus plan",
+        "Call 1-800-555-0142 at any hour.",
+    ]
+
+
 def test_plain_text_is_paragraphs_with_optional_front_matter() -> None:
     parsed = parse("text", b"---\ntitle: Notes\n---\nFirst para.\n\nSecond para.\n")
     assert parsed.meta == {"title": "Notes"}

@@ -143,6 +143,10 @@ def test_a_header_without_a_currency_holds_no_amount() -> None:
         ("What is the number to call for billing?", AnswerType.PHONE),
         ("What is the max number for team members?", AnswerType.NUMBER),
         ("What is the number of seats on Pro?", AnswerType.NUMBER),
+        # A number one texts is a phone number, and so is a search box's "number for".
+        ("Is there a mobile number I can text the library on?", AnswerType.PHONE),
+        ("number for the ferry status recording pls", AnswerType.PHONE),
+        ("number of seats on pro", AnswerType.NUMBER),
     ],
 )
 def test_the_number_for_a_service_is_a_phone_number(question: str, kind: AnswerType) -> None:
@@ -164,6 +168,16 @@ def test_a_second_question_may_start_with_a_preposition() -> None:
     assert [p.answer_type for p in parts("Can I pay by card, and in which currencies?")] == [
         AnswerType.YES_NO,
         AnswerType.ANY,
+    ]
+    # "… and after how long idle do you sign me out?" was no second part, so the
+    # answer gave the lockout and left the idle timeout out.
+    found = parts(
+        "How long is my account locked after too many failed sign-ins, and after how long "
+        "idle do you sign me out?"
+    )
+    assert [p.text for p in found] == [
+        "How long is my account locked after too many failed sign-ins",
+        "after how long idle do you sign me out",
     ]
     # "and" between two verbs of one question is still one part.
     assert len(parts("Can I export and delete my data?")) == 1
@@ -488,3 +502,19 @@ def test_a_tax_or_interest_rate_is_a_percentage_beside_fees(
     question: str, kind: AnswerType
 ) -> None:
     assert answer_type(question) is kind
+
+
+def test_what_you_charge_for_something_is_its_price() -> None:
+    # It asked for any kind, so "Cold-chain items always ship Overnight at no charge"
+    # answered "What do you charge for Overnight shipping?" instead of "$24.95".
+    assert answer_type("What do you charge for Overnight shipping?") is AnswerType.AMOUNT
+    assert answer_type("What does the gym charge for a guest pass?") is AnswerType.AMOUNT
+
+
+def test_a_bare_run_of_seven_digits_is_no_phone_number() -> None:
+    # "NCPDP ID 3955012" answered "What number do I call to reach a pharmacist?".
+    assert not holds("using our NCPDP ID 3955012 or by searching for us", AnswerType.PHONE)
+    assert not holds("Our routing number is 531074288.", AnswerType.PHONE)
+    assert holds("Pharmacist line: 1-800-555-0142", AnswerType.PHONE)
+    assert holds("call the status line on 0808 157 0236", AnswerType.PHONE)
+    assert holds("+442071234567", AnswerType.PHONE)
