@@ -144,7 +144,7 @@ train-unit-ranker: $(STAMP) ## Refit which unit answers each question part on th
 	$(BIN)/ragway train unit-ranker
 
 .PHONY: eval-answers
-eval-answers: $(STAMP) ## The demo and the twelve help-centre QA sets through the API (tuning and held-out parts)
+eval-answers: $(STAMP) ## The demo and the twenty help-centre QA sets through the API (tuning and held-out parts)
 	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml
 	$(BIN)/ragway eval answers --qa eval/demo-qa-heldout.yaml
 	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-tuning.yaml
@@ -179,6 +179,14 @@ eval-answers: $(STAMP) ## The demo and the twelve help-centre QA sets through th
 	$(BIN)/ragway eval answers --qa eval/juniper/qa-heldout.yaml
 	$(BIN)/ragway eval answers --qa eval/orchard/qa-tuning.yaml
 	$(BIN)/ragway eval answers --qa eval/orchard/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/wrenfield/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/wrenfield/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/quayside/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/quayside/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/pinecrest/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/pinecrest/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/bramble/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/bramble/qa-heldout.yaml
 
 .PHONY: eval-gate
 eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture retrieval, gated
@@ -216,6 +224,14 @@ eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture
 	$(BIN)/ragway eval answers --qa eval/juniper/qa-heldout.yaml --output var/eval/gate/juniper-heldout
 	$(BIN)/ragway eval answers --qa eval/orchard/qa-tuning.yaml --output var/eval/gate/orchard-tuning
 	$(BIN)/ragway eval answers --qa eval/orchard/qa-heldout.yaml --output var/eval/gate/orchard-heldout
+	$(BIN)/ragway eval answers --qa eval/wrenfield/qa-tuning.yaml --output var/eval/gate/wrenfield-tuning
+	$(BIN)/ragway eval answers --qa eval/wrenfield/qa-heldout.yaml --output var/eval/gate/wrenfield-heldout
+	$(BIN)/ragway eval answers --qa eval/quayside/qa-tuning.yaml --output var/eval/gate/quayside-tuning
+	$(BIN)/ragway eval answers --qa eval/quayside/qa-heldout.yaml --output var/eval/gate/quayside-heldout
+	$(BIN)/ragway eval answers --qa eval/pinecrest/qa-tuning.yaml --output var/eval/gate/pinecrest-tuning
+	$(BIN)/ragway eval answers --qa eval/pinecrest/qa-heldout.yaml --output var/eval/gate/pinecrest-heldout
+	$(BIN)/ragway eval answers --qa eval/bramble/qa-tuning.yaml --output var/eval/gate/bramble-tuning
+	$(BIN)/ragway eval answers --qa eval/bramble/qa-heldout.yaml --output var/eval/gate/bramble-heldout
 	$(BIN)/ragway eval retrieval --dataset tests/fixtures/beir-tiny --split all \
 	  --output var/eval/gate/retrieval
 	$(BIN)/ragway eval gate --config eval/gates.yaml

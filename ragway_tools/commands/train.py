@@ -313,6 +313,10 @@ _TUNING_SETS = [
     Path("eval/copperleaf/qa-tuning.yaml"),
     Path("eval/juniper/qa-tuning.yaml"),
     Path("eval/orchard/qa-tuning.yaml"),
+    Path("eval/wrenfield/qa-tuning.yaml"),
+    Path("eval/quayside/qa-tuning.yaml"),
+    Path("eval/pinecrest/qa-tuning.yaml"),
+    Path("eval/bramble/qa-tuning.yaml"),
 ]
 
 

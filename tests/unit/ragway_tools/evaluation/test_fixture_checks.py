@@ -29,6 +29,10 @@ FIXTURES = ["helpcentre", "supportdesk", "servicehub", "homecart", "hostclub", "
         "copperleaf",
         "juniper",
         "orchard",
+        "wrenfield",
+        "quayside",
+        "pinecrest",
+        "bramble",
     ],
 )
 def test_the_fixture_passes_its_checker(fixture: str) -> None:
