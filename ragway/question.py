@@ -41,7 +41,9 @@ class AnswerType(StrEnum):
 
 
 _UNIT_DURATION = (
-    r"(?:milliseconds?|ms|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|"
+    # "2 wks", "1 yr" as notices and chat shorten them; "two fortnights".
+    r"(?:milliseconds?|ms|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|wks?|"
+    r"fortnights?|months?|mths?|years?|yrs?|"
     # "10 working days", "3 banking days": British and banking pages count days so.
     r"(?:business|working|calendar|banking|clear)[\s-]days?)"
 )
@@ -55,7 +57,10 @@ _NUMBER_WORDS = r"\b(?:unlimited|one|two|three|four|five|six|seven|eight|nine|te
 _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
     AnswerType.DURATION: re.compile(
         rf"\b(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|"
-        rf"fifteen|twenty|thirty|sixty|ninety)[\s-]*{_UNIT_DURATION}\b",
+        rf"fifteen|twenty|thirty|sixty|ninety)[\s-]*{_UNIT_DURATION}\b|"
+        # Spans said without a number: "within a fortnight", "by the next business day",
+        # "same-day dispatch".
+        r"\b(?:a|one) fortnight\b|\bnext (?:business |working )?day\b|\bsame[\s-]day\b",
         re.I,
     ),
     # "20%", and the shares a fare page writes in words: "a third off", "half price".
@@ -67,7 +72,10 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
     AnswerType.AMOUNT: re.compile(
         # "$49", "49 USD", and the European "0,39 €" with the sign after the number;
         # "2.9% + 30¢" charges cents.
-        rf"{_SIGN}\s?\d|\d[\d,.]*\s?(?:{_CURRENCY}|dollars?|euros?|pounds?|cents?|pence)\b|"
+        # The currency's code before the number as price lists and PDFs write it:
+        # "EUR 11.50 per rider a month", "GBP 25".
+        rf"{_SIGN}\s?\d|\b(?:{_CURRENCY})\s?\d|"
+        rf"\d[\d,.]*\s?(?:{_CURRENCY}|dollars?|euros?|pounds?|cents?|pence)\b|"
         rf"\d[\d,.]*\s?[{_SIGNS}¢]|"
         # A table whose column header names the currency: "Price (£): 185", "Fee (USD):
         # 45", "Price per serving (€, VAT incl.): 5.99" (a row's cells say only numbers).
@@ -356,21 +364,30 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
     (
         _any(
             "how many",
+            "number of",
+            r"(?:max(?:imum)?|min(?:imum)?) number",
+            # "What's the most phones one account can cover?": a count, as "how many
+            # phones"; not "the most popular plan" or "the most serious faults".
+            r"the (?:most|fewest) (?!\w*(?:ous|ss|us|is)\b)[a-z]+s(?=\s+(?!of\b)\w)",
+        ),
+        AnswerType.NUMBER,
+    ),
+    # A limit is of money as often as of things: "PayGo minimum top-up" ($20), "the
+    # goodwill credit limit for a Tier 2 agent" ($200), "up to 5 devices". Read as a
+    # count (never money), a limit's "$500" lacked the asked kind of value.
+    (
+        _any(
             "maximum",
             "max",
             "minimum",
             "min",
             "limits?",
             "up to",
-            "number of",
             "at most",
             "at least",
             "rate limit",
-            # "What's the most phones one account can cover?": a count, as "how many
-            # phones"; not "the most popular plan" or "the most serious faults".
-            r"the (?:most|fewest) (?!\w*(?:ous|ss|us|is)\b)[a-z]+s(?=\s+(?!of\b)\w)",
         ),
-        AnswerType.NUMBER,
+        AnswerType.QUANTITY,
     ),
     (
         re.compile(r"^(?:am|is|are|can|could|does|do|did|will|should|may|has|have)\b", re.I),
@@ -383,11 +400,16 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
 ]
 
 # "… and until when …", "… and in which countries …": a preposition may lead the
-# second question.
+# second question, and an adverb may come first ("…, and separately, how much is …").
 _PART_SPLIT = re.compile(
-    r"\?\s+(?=\S)|;\s+|,?\s+(?:and|also|plus)\s+(?=(?:(?:until|till|since|by|from|for|in|on|"
-    r"at|to|after|before|within|during)\s+(?=(?:when|what|which|whom|how)\b))?(?:how|what|which|when|where|who|whom|why|is|"
-    r"are|can|could|does|do|did|will|should|may|has|have|whether)\b)",
+    r"\?\s+(?=\S)|;\s+|,?\s+(?:and|also|plus)(?:,?\s+(?:separately|also|then|additionally))?,?"
+    r"\s+(?=(?:(?:until|till|since|by|from|for|in|on|at|to|after|before|within|during)\s+"
+    r"(?=(?:when|what|which|whom|how)\b))?(?:how|what|which|when|where|who|whom|why|is|"
+    r"are|can|could|does|do|did|will|should|may|has|have|whether)\b)|"
+    # "…, and once I pass, how soon does the certificate show up?": the second question
+    # after a clause of its own, which stays with it.
+    r",?\s+and\s+(?=(?:once|if|when|after|before|while)\s+[^,?]{1,60},\s+(?:how|what|which|"
+    r"when|where|who|whom|why|is|are|can|could|does|do|did|will|should|may|has|have)\b)",
     re.I,
 )
 _QUESTION_WORD = re.compile(

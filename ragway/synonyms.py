@@ -29,6 +29,14 @@ _GROUPS: tuple[tuple[str, ...], ...] = (
     ("ferry", "ship", "vessel", "boat"),
     # "call recording retention period" meets "How long we keep records".
     ("retention", "retain", "keep", "kept"),
+    # Hours tables write the days short: "Sat: 7 am to 11 am" answers "on Saturdays".
+    ("monday", "mon"),
+    ("tuesday", "tue", "tues"),
+    ("wednesday", "wed"),
+    ("thursday", "thu", "thur", "thurs"),
+    ("friday", "fri"),
+    ("saturday", "sat"),
+    ("sunday", "sun"),
 )
 
 

@@ -55,9 +55,10 @@ _ALERT_LINE = re.compile(
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[`*_A-Z0-9])")
 # Abbreviations after which a period does not end a sentence.
+# An initialism's periods ("the U.S. Postal Service", "U.K. mobiles") end nothing either.
 _ABBREVIATION = re.compile(
     r"(?:\b(?:e\.g|i\.e|etc|vs|approx|incl|excl|no|min|max|sec|ext|est|ca|cf|al"
-    r"|Inc|Ltd|Co|Corp|Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr)\.)$"
+    r"|Inc|Ltd|Co|Corp|Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr)\.|(?:\b[A-Z]\.){2,})$"
 )
 # Abbreviations that are only one with the number after them: "Plan No. 3",
 # "Fig. 2", "Jan. 15", "ext. 204" ("… the answer is No. Then …" still ends).

@@ -167,7 +167,10 @@ MAX_LISTED_ITEMS = 8
 # asks for a time.
 # 19: a number one texts, a search box's "number for …" and "what do you charge" ask
 # for a phone number or a price; "…, and after how long …" is a second part; a bare run
-# of seven to nine digits is no phone number; "retention" is held by "keep".
+# of seven to nine digits is no phone number; "retention" is held by "keep"; "EUR 11.50"
+# is an amount; a limit (not a count) may be money; "what time of day" names no "Day"
+# column; "Saturdays" is no name and "Sat" holds it; "U.S." ends no sentence; "…, and
+# separately, how …" and "…, and once I pass, how …" are second parts.
 POLICY_VERSION = "extractive-policy-19"
 
 
@@ -1361,7 +1364,9 @@ _ASKING = re.compile(
     # "how much notice" first: as a whole it asks how long before, as "how long" does.
     r"\b(?:how much (?:advance )?(?:notice|warning)"
     r"|how (?:long|many|much|often|frequently|regularly|soon|quickly|far|big|large)"
-    r"|at what point|what point|up to|what time|what hours)\b",
+    # "What time of day does the delivery come?" asks for a clock time: its "day" is
+    # no "Day" column's (a round's "Day: Thursday" answered it in place of "9am-2pm").
+    r"|at what point|what point|up to|what time(?: of (?:the )?day)?|what hours)\b",
     re.I,
 )
 # "What are your support hours?" asks for a time (ragway/question.py): "hours" says
@@ -1890,7 +1895,10 @@ def _names(question: str) -> set[str]:
     return {
         stem(w.lower())
         for w in _NAME.findall(text)
-        if not text.startswith(w) and w.lower() not in _CALENDAR
+        # "on Saturdays", "Sundays": the plural of a day tells when, too.
+        if not text.startswith(w)
+        and w.lower().removesuffix("s") not in _CALENDAR
+        and w.lower() not in _CALENDAR
     }
 
 

@@ -131,6 +131,55 @@ def test_a_row_under_a_header_that_names_the_currency_holds_an_amount(row: str) 
     assert holds(row, AnswerType.AMOUNT)
 
 
+def test_a_currency_code_before_the_number_is_an_amount() -> None:
+    # Price lists and PDFs write "EUR 11.50"; read as no amount, the rows of a price
+    # list lacked the price asked for and "Minimum team size — 5 riders" answered.
+    assert holds("Teams plan — EUR 11.50 per rider a month, excl. VAT", AnswerType.AMOUNT)
+    assert holds("Replacement key fob GBP 7.50", AnswerType.AMOUNT)
+    assert not holds("Minimum team size — 5 riders", AnswerType.AMOUNT)
+
+
+@pytest.mark.parametrize(
+    "span",
+    ["2 wks", "1 yr", "6 mths", "a fortnight", "by the next business day", "same-day dispatch"],
+)
+def test_short_and_wordy_spans_are_durations(span: str) -> None:
+    assert holds(span, AnswerType.DURATION)
+
+
+def test_a_limit_may_be_of_money_and_a_count_is_not() -> None:
+    # A limit read as a count (never money) left "at least $20 at a time" lacking
+    # the value "PayGo minimum top-up" asks for.
+    assert answer_type("PayGo minimum top-up") is AnswerType.QUANTITY
+    assert answer_type("What's the goodwill credit limit for a Tier 2 agent?") is (
+        AnswerType.QUANTITY
+    )
+    assert holds("at least $20 at a time", AnswerType.QUANTITY)
+    assert answer_type("What is the max number for team members?") is AnswerType.NUMBER
+    assert answer_type("How many seats does Pro include?") is AnswerType.NUMBER
+    assert not holds("$49 a month", AnswerType.NUMBER)
+
+
+def test_a_second_question_after_an_adverb_or_a_clause_of_its_own() -> None:
+    found = parts(
+        "What does the Starter plan cost per month in US dollars, and separately, how much "
+        "is the Family add-on?"
+    )
+    assert [p.text for p in found] == [
+        "What does the Starter plan cost per month in US dollars",
+        "how much is the Family add-on",
+    ]
+    found = parts(
+        "What score do I need on the end-of-level test, and once I pass, how soon does the "
+        "certificate show up?"
+    )
+    assert [p.text for p in found] == [
+        "What score do I need on the end-of-level test",
+        "once I pass, how soon does the certificate show up",
+    ]
+    assert [p.answer_type for p in found][1] is AnswerType.DURATION
+
+
 def test_a_header_without_a_currency_holds_no_amount() -> None:
     assert not holds("4 x 4 — Size (inches): 4 x 4", AnswerType.AMOUNT)
     assert not holds("Band (A to H): 3", AnswerType.AMOUNT)
@@ -326,7 +375,8 @@ def test_a_qualifier_before_the_question_word_belongs_to_both_parts() -> None:
         "On Starter, what's the API limit per minute",
         "On Starter, what's the biggest file I can upload",
     ]
-    assert [p.answer_type for p in both] == [AnswerType.NUMBER, AnswerType.SIZE]
+    # A limit is any number, money included (a count only where "how many" asks).
+    assert [p.answer_type for p in both] == [AnswerType.QUANTITY, AnswerType.SIZE]
 
 
 def test_which_one_asks_for_the_same_thing_as_the_part_before() -> None:

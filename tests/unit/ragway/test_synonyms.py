@@ -14,6 +14,9 @@ def test_a_word_has_the_stems_of_its_synonyms_and_not_its_own() -> None:
     assert stem("ships") in synonyms.of(stem("ferry"))
     # "call recording retention period" on a page that says "How long we keep records".
     assert stem("keep") in synonyms.of(stem("retention"))
+    # An hours table's "Sat: 7 am to 11 am" holds "on Saturdays".
+    assert stem("sat") in synonyms.of(stem("saturdays"))
+    assert stem("thurs") in synonyms.of(stem("thursday"))
 
 
 def test_words_that_tell_features_apart_are_no_synonyms() -> None:

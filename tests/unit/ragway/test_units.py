@@ -63,6 +63,14 @@ def test_abbreviations_do_not_end_a_sentence() -> None:
         "Use a key, e.g. the admin one.",
         "Then save.",
     ]
+    # "…through the U.S." and "Postal Service and usually take 10 to 21 days." were
+    # two units, and the second was quoted on its own.
+    assert split_sentences(
+        "Orders go by mail through the U.S. Postal Service and take 10 to 21 days. We ship daily."
+    ) == [
+        "Orders go by mail through the U.S. Postal Service and take 10 to 21 days.",
+        "We ship daily.",
+    ]
 
 
 def test_a_clock_time_keeps_its_zone_and_a_number_its_abbreviation() -> None:

@@ -31,6 +31,7 @@ from services.generator.backends.extractive import (
     ExtractiveGenerator,
     ScoredUnit,
     _holds_asked,
+    _names,
     _one_paragraph,
     _quote,
     _unknown_rows,
@@ -634,6 +635,24 @@ def test_the_words_of_the_asking_are_neither_covered_nor_missing() -> None:
     # times…". Counted as missing, it refused the question in the demo QA set.
     assert question_terms("How is sentence support computed?") == {"sentenc", "support"}
     assert question_terms("How long do I get to download an export?") == {"download", "export"}
+
+
+def test_a_day_of_the_week_is_no_name_in_the_plural_either() -> None:
+    # "Saturdays" read as a name the pages lack refused "When is reception staffed at
+    # the Newstead club on Saturdays?" beside "Sat: 7 am to 11 am".
+    assert _names("When is reception staffed at the Newstead club on Saturdays?") == {
+        stem("newstead")
+    }
+
+
+def test_what_time_of_day_names_no_day_column() -> None:
+    # "What time of day does the delivery usually come?" met a rounds table with
+    # "Day" and "Time" columns; its "day" picked "Day: Thursday" over "Time: 9am-2pm".
+    assert question_terms("What time of day does the delivery usually come?") == {
+        "deliveri",
+        "usual",
+        "come",
+    }
 
 
 def test_how_frequently_asks_as_how_often_does() -> None:
