@@ -170,7 +170,9 @@ MAX_LISTED_ITEMS = 8
 # of seven to nine digits is no phone number; "retention" is held by "keep"; "EUR 11.50"
 # is an amount; a limit (not a count) may be money; "what time of day" names no "Day"
 # column; "Saturdays" is no name and "Sat" holds it; "U.S." ends no sentence; "…, and
-# separately, how …" and "…, and once I pass, how …" are second parts.
+# separately, how …" and "…, and once I pass, how …" are second parts; a header said in
+# full by one word yields to the one the question says most of; a change after the
+# plain value it changed is left out.
 POLICY_VERSION = "extractive-policy-19"
 
 
@@ -1130,7 +1132,7 @@ class ExtractiveGenerator:
                 ],
             )
         )
-        chosen = _with_heading(chosen, kinds, request.question)
+        chosen = _with_heading(_without_told_changes(chosen), kinds, request.question)
         # One delta per quoted unit with its citation, as the LLM backends send one
         # checked sentence per delta. The whole answer is known at once, so smaller
         # pieces paced nothing for the reader; each cost a gRPC message, an event in
@@ -1258,7 +1260,8 @@ def _holding_first(first: ScoredUnit, ranked: Sequence[ScoredUnit], least: float
 # instances now sleep after 30 minutes without traffic instead of 15 minutes".
 _CHANGE = re.compile(
     r"\b(?:instead of|previously|used to be|was formerly|"
-    r"(?:up|down|raised|lowered|increased|reduced|changed|cut) from)\b",
+    r"(?:up|down|raised|lowered|increased|reduced|changed|cut|goes|go|going|went|moves|rises|"
+    r"falls|drops) from)\b",
     re.I,
 )
 
@@ -1270,6 +1273,28 @@ def _tells_change(s: ScoredUnit) -> bool:
     if unit is not None and unit.kind == "row":
         return any(_CHANGE.search(cell) for _, cell in unit.cells[1:])
     return _CHANGE.search(s.text) is not None
+
+
+def _without_told_changes(chosen: list[ScoredUnit]) -> list[ScoredUnit]:
+    """The answer's units less those that tell how a value an earlier unit of the same
+    part gives came to be: the part is answered, and the change only brings the old
+    value back ("Business — Envelopes per month: 500" then "…with 500 envelopes a month
+    instead of 400")."""
+    kept: list[ScoredUnit] = []
+    for s in chosen:
+        if not any(k.part == s.part and _brings_back(s, k) for k in kept):
+            kept.append(s)
+    return kept
+
+
+def _brings_back(change: ScoredUnit, given: ScoredUnit) -> bool:
+    """``change`` tells a change of a value ``given`` gives plainly, by value alone: a
+    table's "Envelopes per month: 500" is the change's "500 envelopes"."""
+    if not _tells_change(change) or _tells_change(given):
+        return False
+    told = {q.value for q in ranges.quantities(change.text)}
+    plain = {q.value for q in ranges.quantities(given.text)}
+    return bool(told & plain) and bool(told - plain)
 
 
 def _current_first(first: ScoredUnit, ranked: Sequence[ScoredUnit], least: float) -> ScoredUnit:
@@ -1668,6 +1693,12 @@ def _fullest(named: list[tuple[int, set[str]]], q_terms: set[str]) -> list[int]:
     "Pro Plus". Before, both rows (or both columns) answered each question.
     """
     whole = [(i, key) for i, key in named if key <= q_terms]
+    said = {i: len(key & q_terms) for i, key in named}
+    if whole and max(said.values()) >= max(said[i] for i, _ in whole) + 2:
+        # A name said in full by one word the question uses otherwise ("Users" in
+        # "price of Team per user per month") yields to one the question says most
+        # of: "Price, billed annually (EUR/user/month)".
+        whole = []
     if not whole:
         # Said in part, the ones it says most of: "Price by species (£) Rabbit" over
         # "… Dog" and "… Cat" for "the price to castrate a rabbit".

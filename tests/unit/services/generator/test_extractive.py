@@ -30,6 +30,7 @@ from services.generator.backends.extractive import (
     ExtractiveConfig,
     ExtractiveGenerator,
     ScoredUnit,
+    _fullest,
     _holds_asked,
     _names,
     _one_paragraph,
@@ -37,6 +38,7 @@ from services.generator.backends.extractive import (
     _unknown_rows,
     _with_asked_value,
     _without_repeats,
+    _without_told_changes,
     content_terms,
     question_terms,
 )
@@ -1469,3 +1471,28 @@ def test_us_in_capitals_names_the_country_and_us_the_pronoun_nothing() -> None:
     assert "us" in question_terms("What's the processing fee for a US card?")
     assert "us" in question_terms("Do you ship to the U.S.?")
     assert "us" not in question_terms("Can you send us the invoice again?")
+
+
+def test_a_header_said_by_one_word_yields_to_the_one_said_most_of() -> None:
+    # "What's the annual-billing price of Team per user per month?" said "Users" in
+    # full ("per user") and quoted "Team — Users: 2 to 50"; the price column answers.
+    q = {stem(w) for w in ("annual", "billing", "price", "team", "user", "month")}
+    users = {stem("users")}
+    annual = {stem(w) for w in ("price", "billed", "annually", "eur", "user", "month")}
+    monthly = {stem(w) for w in ("price", "billed", "monthly", "eur", "user", "month")}
+    assert _fullest([(0, users), (1, annual), (2, monthly)], q) == [1]
+    # Said in full and no other said much more: the whole name still answers.
+    assert _fullest([(0, {"pro"}), (1, {"pro", "plus"})], {"pro", "cost"}) == [0]
+
+
+def test_a_change_after_the_plain_value_is_left_out() -> None:
+    # The table's row answered, and the price notice after it put the old "400" into
+    # the answer beside the current 500 (a stale value).
+    plain = _unit(0, 1, "Business — Envelopes per month: 500 (shared)", 0.6)
+    change = _unit(
+        0, 2, "Business goes from EUR 40 to EUR 45, with 500 envelopes a month instead of 400.", 0.5
+    )
+    other_part = _unit(1, 2, "Team goes from EUR 22 to EUR 25 per user per month.", 0.5)
+    assert _without_told_changes([plain, change, other_part]) == [plain, other_part]
+    # A change that leads its part is its answer.
+    assert _without_told_changes([change, plain]) == [change, plain]
