@@ -1282,19 +1282,9 @@ def _without_told_changes(chosen: list[ScoredUnit]) -> list[ScoredUnit]:
     instead of 400")."""
     kept: list[ScoredUnit] = []
     for s in chosen:
-        if not any(k.part == s.part and _brings_back(s, k) for k in kept):
+        if not any(k.part == s.part and _restates(s, k, by_value=True) for k in kept):
             kept.append(s)
     return kept
-
-
-def _brings_back(change: ScoredUnit, given: ScoredUnit) -> bool:
-    """``change`` tells a change of a value ``given`` gives plainly, by value alone: a
-    table's "Envelopes per month: 500" is the change's "500 envelopes"."""
-    if not _tells_change(change) or _tells_change(given):
-        return False
-    told = {q.value for q in ranges.quantities(change.text)}
-    plain = {q.value for q in ranges.quantities(given.text)}
-    return bool(told & plain) and bool(told - plain)
 
 
 def _current_first(first: ScoredUnit, ranked: Sequence[ScoredUnit], least: float) -> ScoredUnit:
@@ -1310,13 +1300,15 @@ def _current_first(first: ScoredUnit, ranked: Sequence[ScoredUnit], least: float
     return next((s for s in ranked if s.support >= least and _restates(first, s)), first)
 
 
-def _restates(change: ScoredUnit, current: ScoredUnit) -> bool:
+def _restates(change: ScoredUnit, current: ScoredUnit, *, by_value: bool = False) -> bool:
     """``change`` tells how a value ``current`` gives plainly came to be: a runner-up
-    that would only bring the old value back into the answer."""
+    that would only bring the old value back into the answer. ``by_value``: the
+    numbers alone are compared, so a table's "Envelopes per month: 500" is the
+    change's "500 envelopes"."""
     if not _tells_change(change) or _tells_change(current):
         return False
-    told = set(ranges.quantities(change.text))
-    given = set(ranges.quantities(current.text))
+    told = {q.value if by_value else q for q in ranges.quantities(change.text)}
+    given = {q.value if by_value else q for q in ranges.quantities(current.text)}
     # The value both give ("30 minutes"), and another only the change gives: the old one.
     return bool(told & given) and bool(told - given)
 
