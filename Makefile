@@ -187,6 +187,14 @@ eval-answers: $(STAMP) ## The demo and the twenty help-centre QA sets through th
 	$(BIN)/ragway eval answers --qa eval/pinecrest/qa-heldout.yaml
 	$(BIN)/ragway eval answers --qa eval/bramble/qa-tuning.yaml
 	$(BIN)/ragway eval answers --qa eval/bramble/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/thornbury/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/thornbury/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/kingsmere/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/kingsmere/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/seabright/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/seabright/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/galloway/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/galloway/qa-heldout.yaml
 
 .PHONY: eval-gate
 eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture retrieval, gated
@@ -232,6 +240,14 @@ eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture
 	$(BIN)/ragway eval answers --qa eval/pinecrest/qa-heldout.yaml --output var/eval/gate/pinecrest-heldout
 	$(BIN)/ragway eval answers --qa eval/bramble/qa-tuning.yaml --output var/eval/gate/bramble-tuning
 	$(BIN)/ragway eval answers --qa eval/bramble/qa-heldout.yaml --output var/eval/gate/bramble-heldout
+	$(BIN)/ragway eval answers --qa eval/thornbury/qa-tuning.yaml --output var/eval/gate/thornbury-tuning
+	$(BIN)/ragway eval answers --qa eval/thornbury/qa-heldout.yaml --output var/eval/gate/thornbury-heldout
+	$(BIN)/ragway eval answers --qa eval/kingsmere/qa-tuning.yaml --output var/eval/gate/kingsmere-tuning
+	$(BIN)/ragway eval answers --qa eval/kingsmere/qa-heldout.yaml --output var/eval/gate/kingsmere-heldout
+	$(BIN)/ragway eval answers --qa eval/seabright/qa-tuning.yaml --output var/eval/gate/seabright-tuning
+	$(BIN)/ragway eval answers --qa eval/seabright/qa-heldout.yaml --output var/eval/gate/seabright-heldout
+	$(BIN)/ragway eval answers --qa eval/galloway/qa-tuning.yaml --output var/eval/gate/galloway-tuning
+	$(BIN)/ragway eval answers --qa eval/galloway/qa-heldout.yaml --output var/eval/gate/galloway-heldout
 	$(BIN)/ragway eval retrieval --dataset tests/fixtures/beir-tiny --split all \
 	  --output var/eval/gate/retrieval
 	$(BIN)/ragway eval gate --config eval/gates.yaml

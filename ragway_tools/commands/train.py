@@ -317,6 +317,10 @@ _TUNING_SETS = [
     Path("eval/quayside/qa-tuning.yaml"),
     Path("eval/pinecrest/qa-tuning.yaml"),
     Path("eval/bramble/qa-tuning.yaml"),
+    Path("eval/thornbury/qa-tuning.yaml"),
+    Path("eval/kingsmere/qa-tuning.yaml"),
+    Path("eval/seabright/qa-tuning.yaml"),
+    Path("eval/galloway/qa-tuning.yaml"),
 ]
 
 

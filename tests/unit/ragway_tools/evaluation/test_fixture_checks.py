@@ -33,6 +33,10 @@ FIXTURES = ["helpcentre", "supportdesk", "servicehub", "homecart", "hostclub", "
         "quayside",
         "pinecrest",
         "bramble",
+        "thornbury",
+        "kingsmere",
+        "seabright",
+        "galloway",
     ],
 )
 def test_the_fixture_passes_its_checker(fixture: str) -> None:
