@@ -1740,7 +1740,18 @@ def _absent_names(question: str, q_terms: set[str], reading: _Reading) -> set[st
     asked = _asking(question)
     absent = {t for t in _question_names(asked, q_terms) if not reading.knows(t)}
     rows = _unknown_rows(asked, reading.units_of) - reading.heading_names
-    return absent | (rows - reading.common_names) | _unknown_counts(asked, reading.units_of)
+    # A year the question asks about ("deadlines for Christmas 2027") that no passage
+    # writes is a time the pages do not cover; a number is otherwise a value, known.
+    years = {t for t in q_terms & content_terms(asked) if _YEAR.fullmatch(t)}
+    return (
+        absent
+        | (rows - reading.common_names)
+        | _unknown_counts(asked, reading.units_of)
+        | (years - reading.vocabulary)
+    )
+
+
+_YEAR = re.compile(r"(?:19|20)\d\d")
 
 
 _SENTENCE = re.compile(r"[^.!?]+(?:[.!?]+|$)")

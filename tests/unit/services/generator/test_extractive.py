@@ -1277,6 +1277,22 @@ def test_a_count_no_row_of_a_counted_table_has_is_a_row_the_pages_lack() -> None
     assert final.verdict is Verdict.GROUNDED and "12 months — APY: 3.75%" in final.answer
 
 
+def test_a_year_the_question_asks_about_that_no_passage_writes_is_not_covered() -> None:
+    # Before: a year was a number, always "known", and the current year's dates
+    # answered "What are the order deadlines for Christmas 2027?".
+    deadlines = Passage(
+        1, "holiday-shipping#deadlines", "holiday-shipping", "Holiday shipping", "Deadlines",
+        "Holiday order deadlines for 2026: to get your order by December 24, place it by "
+        "December 14 for Standard shipping and December 18 for Expedited.",
+    )  # fmt: skip
+    asked = "What are the order deadlines for delivery by Christmas 2027?"
+    assert _evidence(asked, deadlines).missing_names == ("2027",)
+    # The year the pages write is covered, and a year told in the story is the asker's.
+    assert _evidence("What are the deadlines for Christmas 2026?", deadlines).names == 0.0
+    told = "I ordered a gift in 2025 and it never came. What are the order deadlines?"
+    assert _evidence(told, deadlines).names == 0.0
+
+
 def test_a_size_typed_without_spaces_names_the_row_written_with_them() -> None:
     prints = Passage(
         1, "print-prices#metal", "print-prices", "Print sizes and prices", "Metal prints",
