@@ -35,6 +35,9 @@ class AnswerType(StrEnum):
     # "24/7", "8am to 6pm"; what "When is phone support open?" asks for.
     TIME = "time"
     SETTING = "setting"  # a command, config key, environment variable, code
+    # The form of a reference, an ID or a number: "8 characters, starts with GX",
+    # "BW followed by 6 digits"; what "What does a booking number look like?" asks.
+    FORMAT = "format"
     NAME = "name"  # a role, a plan, a menu, a person
     YES_NO = "yes_no"
     ANY = "any"
@@ -119,6 +122,14 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
         + _NUMBER_WORDS,
         re.I,
     ),
+    AnswerType.FORMAT: re.compile(
+        r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)[\s-]*"
+        r"(?:(?:hexadecimal|alphanumeric|numeric)\s+)?(?:characters?|digits?|letters?|numbers?|"
+        r"symbols?)\b|"
+        r"\b(?:starts?|begins?|starting|beginning)\s+with\b|\bfollowed\s+by\b|"
+        r"\bprefix(?:ed)?\b|\bformat\b",
+        re.I,
+    ),
     # Any number, money included: "how much" never asks for a count of things.
     AnswerType.QUANTITY: re.compile(r"\d|" + _NUMBER_WORDS, re.I),
     AnswerType.YES_NO: re.compile(
@@ -137,8 +148,24 @@ def _any(*alternatives: str) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b", re.I)
 
 
+# What a customer calls a reference they are given: "booking number", "member ID".
+_REFERENCE = r"(?:numbers?|no\.?|references?|refs?|ids?|codes?|pins?|passwords?|usernames?)"
+
 # (pattern on the question, answer type): the first that matches wins.
 _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
+    # "What does a booking reference look like?", "What format is a claim number?",
+    # "How long is a confirmation number?" (not "… valid?"): its form, which pages
+    # give as "8 characters, starts with GX"; "how long" here asks for no span.
+    (
+        re.compile(
+            rf"\b{_REFERENCE}\s+looks?\s+like\b|"
+            rf"\bwhat\s+format\s+(?:is|are|does|do)\s+(?:[\w'-]+\s+){{0,4}}?{_REFERENCE}\b|"
+            rf"\bhow\s+long\s+(?:is|are)\s+(?:a|an|the|my|your|our)\s+(?:[\w'-]+\s+){{0,3}}?"
+            rf"{_REFERENCE}\s*\?",
+            re.I,
+        ),
+        AnswerType.FORMAT,
+    ),
     # Asked for the number or address itself, the answer is that value, not a
     # sentence about phones ("call into a meeting by phone"). Asked how to change
     # one ("How do I change my phone number?"), the answer is steps: no value kind.
@@ -640,6 +667,24 @@ def counted(question: str) -> str | None:
             break
         nouns.append(word)
     return nouns[-1] if nouns else None
+
+
+_FORMAT_OF = re.compile(rf"\b([\w-]+\s+)?({_REFERENCE})(?:\s+looks?\s+like|\s*\?)", re.I)
+_FORMAT_WHAT = re.compile(
+    rf"\bwhat\s+format\s+(?:is|are|does|do)\s+(?:[\w'-]+\s+){{0,4}}?([\w-]+\s+)?({_REFERENCE})\b",
+    re.I,
+)
+
+
+def formatted(question: str) -> str | None:
+    """The reference whose form a question asks for, with the word that says which:
+    "What does a Galloway booking number look like?" asks about "booking number"."""
+    if answer_type(question) is not AnswerType.FORMAT:
+        return None
+    m = _FORMAT_WHAT.search(question) or _FORMAT_OF.search(question)
+    if m is None:
+        return None
+    return f"{m.group(1) or ''}{m.group(2)}".strip()
 
 
 def holds(text: str, kind: AnswerType) -> bool:

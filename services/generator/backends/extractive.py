@@ -50,6 +50,7 @@ from ragway.question import (
     answer_type,
     asks_bound,
     counted,
+    formatted,
     holds,
     parts,
     states_bound,
@@ -571,6 +572,10 @@ class ExtractiveGenerator:
             bound = asks_bound(part.text)
             noun = counted(part.text)
             noun_stem = stem(noun) if noun else None
+            # "What does a booking number look like?": a form ("8 characters, starts
+            # with GX") stated of that reference, not of a password or a licence number.
+            reference = formatted(part.text)
+            reference_terms = content_terms(reference) if reference else frozenset()
             typed = part.answer_type not in (AnswerType.ANY, AnswerType.NAME)
             strict = part.answer_type in _STRICT_TYPES
             coverages = [
@@ -606,7 +611,12 @@ class ExtractiveGenerator:
                 if typed:
                     # Lacking the asked kind costs less than holding it gains
                     # (lack_weight): the question's wording can mislead.
-                    holding = 1.0 if _holds_asked(text, part.answer_type, noun_stem) else -1.0
+                    holding = (
+                        1.0
+                        if _holds_asked(text, part.answer_type, noun_stem)
+                        and reference_terms <= content_terms(text)
+                        else -1.0
+                    )
                     lack = cfg.strict_lack_weight if strict else cfg.lack_weight
                     support += cfg.type_weight if holding > 0 else -lack
                 keyed = float(labelled)
@@ -975,6 +985,7 @@ class ExtractiveGenerator:
         # the question's code, it answers it however much more another unit says.
         leading = next((s for s in scored if s.support >= threshold), None)
         coded = _code_answered(request.question, top) or _code_answered(request.question, leading)
+        coded = coded or _form_stated(request.question, leading)
         if self.answerability is not None and not coded:
             evidence = self.evidence(request.question, request.passages, scored, unsaid=False)
             answerable = self.answerability.settled(evidence)
@@ -1383,7 +1394,9 @@ _ASKING = re.compile(
     r"|how (?:long|many|much|often|frequently|regularly|soon|quickly|far|big|large)"
     # "What time of day does the delivery come?" asks for a clock time: its "day" is
     # no "Day" column's (a round's "Day: Thursday" answered it in place of "9am-2pm").
-    r"|at what point|what point|up to|what time(?: of (?:the )?day)?|what hours)\b",
+    r"|at what point|what point|up to|what time(?: of (?:the )?day)?|what hours"
+    # "What does a booking reference look like?" asks for its form (ragway/question.py).
+    r"|looks? like|what format)\b",
     re.I,
 )
 # "What are your support hours?" asks for a time (ragway/question.py): "hours" says
@@ -2094,6 +2107,23 @@ def _code_answered(question: str, best: ScoredUnit | None) -> bool:
         return False
     keyed = f"{best.unit.key if best.unit else ''} {best.passage.section}"
     return all(c in keyed for c in codes)
+
+
+def _form_stated(question: str, leading: ScoredUnit | None) -> bool:
+    """Whether the question asks what a reference looks like ("What does a booking
+    reference look like?") and the unit the answer leads with states the form of
+    that reference ("Your booking reference … is 8 characters long, starts with QF").
+
+    Such a unit answers however little else of the question it repeats: the
+    answerability model weighs support, and a form has few words in common with
+    its question.
+    """
+    reference = formatted(question)
+    if reference is None or leading is None:
+        return False
+    return holds(leading.text, AnswerType.FORMAT) and content_terms(reference) <= content_terms(
+        leading.text
+    )
 
 
 def _unasked(heading: str, asked: set[str]) -> str:

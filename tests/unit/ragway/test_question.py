@@ -10,6 +10,7 @@ from ragway.question import (
     asked,
     asks_bound,
     counted,
+    formatted,
     holds,
     parts,
     states_bound,
@@ -568,3 +569,42 @@ def test_a_bare_run_of_seven_digits_is_no_phone_number() -> None:
     assert holds("Pharmacist line: 1-800-555-0142", AnswerType.PHONE)
     assert holds("call the status line on 0808 157 0236", AnswerType.PHONE)
     assert holds("+442071234567", AnswerType.PHONE)
+
+
+@pytest.mark.parametrize(
+    ("question", "reference"),
+    [
+        ("What does a Galloway booking number look like?", "booking number"),
+        ("What does a Healthbridge member ID look like?", "member ID"),
+        ("What format is a Shieldline claim number?", "claim number"),
+        # "How long" of a reference asks for its length in characters, not a span.
+        ("How long is a Roadwise confirmation number?", "confirmation number"),
+    ],
+)
+def test_what_a_reference_looks_like_asks_for_its_form(question: str, reference: str) -> None:
+    # Before: "look like" was any answer and "how long is a … number" a duration.
+    assert answer_type(question) is AnswerType.FORMAT
+    assert formatted(question) == reference
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How long is the DishDash sign-in OTP valid?",
+        "How long is an invite to a new user valid?",
+        "What does the app look like on a tablet?",
+    ],
+)
+def test_how_long_a_code_lasts_or_how_an_app_looks_asks_no_form(question: str) -> None:
+    assert answer_type(question) is not AnswerType.FORMAT
+    assert formatted(question) is None
+
+
+def test_a_form_is_a_length_in_characters_or_a_prefix() -> None:
+    for said in (
+        "It's 8 characters long, starts with QF and is at the top of your email.",
+        "Your booking reference is BW followed by 6 digits.",
+        "A run id has the form run_ followed by 32 hexadecimal characters.",
+    ):
+        assert holds(said, AnswerType.FORMAT), said
+    assert not holds("Have your booking reference ready when you call.", AnswerType.FORMAT)

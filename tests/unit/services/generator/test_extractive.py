@@ -1293,6 +1293,36 @@ def test_a_year_the_question_asks_about_that_no_passage_writes_is_not_covered() 
     assert _evidence(told, deadlines).names == 0.0
 
 
+def test_the_form_of_a_reference_answers_what_it_looks_like() -> None:
+    # Before: "What does a booking reference look like?" was refused: the form
+    # shares few words with the question, and several passages touched on bookings.
+    changing = Passage(
+        1, "changing-your-booking#before", "changing-your-booking", "Changing your booking",
+        "Before you start",
+        "Have your booking reference to hand. It's 8 characters long, starts with QF and "
+        "is at the top of your confirmation email (for example QF4KT27M).",
+    )  # fmt: skip
+    account = Passage(
+        2, "your-account#account", "your-account", "Your account, sign-in and security",
+        "Your Quayside account",
+        "A Quayside account lets you see all your bookings in one place, save your vehicle "
+        "details and keep your Islander Card number on file. You don't need an account to "
+        "book, but you do need one to use the Quayside app.",
+    )  # fmt: skip
+    errors = Passage(
+        3, "booking-errors#codes", "booking-errors", "Booking error codes", "Error codes",
+        "If something goes wrong while you book, our website and the Quayside app show an "
+        "error code starting with QFE-. Passwords must be at least 10 characters.",
+    )  # fmt: skip
+    asked = "What does a Quayside booking reference look like? I can't find mine."
+    final = answer_of(asked, [account, changing, errors])
+    assert final.verdict is Verdict.GROUNDED
+    assert "8 characters long, starts with QF" in final.answer
+    # A reference no passage gives the form of is not answered by another one's form.
+    final = answer_of("What does a Quayside gift voucher code look like?", [account, errors])
+    assert "characters" not in final.answer
+
+
 def test_a_size_typed_without_spaces_names_the_row_written_with_them() -> None:
     prints = Passage(
         1, "print-prices#metal", "print-prices", "Print sizes and prices", "Metal prints",
