@@ -728,7 +728,7 @@ _ASKS_BOUND = re.compile(
 )
 _STATES_BOUND = re.compile(
     r"\b(?:up to|at most|at least|max(?:imum)?|min(?:imum)?|no (?:more|fewer|less|later|"
-    r"earlier) than|or (?:fewer|less|more)|limit(?:ed)? (?:to|of|is)|"
+    r"earlier) than|or (?:fewer|less|more|later|newer|higher|above)|limit(?:ed)? (?:to|of|is)|"
     r"(?:cannot|can['\u2019]t|must not|may not) exceed|as (?:many|much|long) as|capped at|"
     r"time limit|deadline)\b|\bfrom \d[\d,.]* to \d|"
     r"\bbetween \d[\d,.]* and \d",

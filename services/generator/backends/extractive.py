@@ -291,8 +291,10 @@ class _Reading:
         found = self.known.get(term)
         if found is None:
             # "bin" is known to pages that say "trash" (ragway/synonyms.py).
-            found = self.known[term] = _known(term, self.vocabulary) or bool(
-                synonyms.of(term) & self.vocabulary
+            found = self.known[term] = (
+                _known(term, self.vocabulary)
+                or bool(synonyms.of(term) & self.vocabulary)
+                or term in _address_labels(self.vocabulary)
             )
         return found
 
@@ -1467,6 +1469,8 @@ _BOUND_NAMED = frozenset(
     for w in (
         "maximum", "max", "minimum", "min", "longest", "shortest", "largest", "biggest",
         "smallest", "highest", "lowest", "most", "fewest", "least", "limit", "limits", "cap",
+        # "group rooming list deadline": "must reach us at least 14 days before arrival".
+        "deadline", "deadlines",
     )
 )  # fmt: skip
 
@@ -1727,6 +1731,24 @@ def _has_digit(term: str) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _terms_of(title: str, section: str, text: str) -> frozenset[str]:
     return frozenset(content_terms(f"{title} {section} {text}"))
+
+
+@functools.lru_cache(maxsize=64)
+def _address_labels(vocabulary: frozenset[str]) -> frozenset[str]:
+    """The words inside the passages' email and web addresses: "shieldline" of
+    "consumeraffairs@shieldline.example", which the terms keep whole. A company a
+    question names is known to pages that give its address, even where no sentence
+    of them writes its name."""
+    return frozenset(
+        stem(label)
+        for term in vocabulary
+        if "." in term or "@" in term
+        for label in _ADDRESS_SEPARATOR.split(term)
+        if len(label) > 3 and label.isalpha()
+    )
+
+
+_ADDRESS_SEPARATOR = re.compile(r"[.@/]")
 
 
 def _passage_terms(p: Passage) -> frozenset[str]:

@@ -436,6 +436,8 @@ def test_the_ways_a_page_states_a_limit() -> None:
         "The deadline is the 5th of the month.",
         "Restocking fees can't exceed 20% of the item price.",
         "A refund must not exceed the amount paid.",
+        # A lowest version allowed: what "app minimum iOS version" asks.
+        "The Shieldline app needs iOS 16 or later, or Android 10 or later.",
     ):
         assert states_bound(text), text
     assert not states_bound("Export files stay available for download for 5 days.")

@@ -1323,6 +1323,34 @@ def test_the_form_of_a_reference_answers_what_it_looks_like() -> None:
     assert "characters" not in final.answer
 
 
+def test_a_deadline_asked_is_said_by_the_limit_a_page_states() -> None:
+    # Before: "deadline" was a word no passage holds, so "group rooming list deadline"
+    # was refused beside "must reach us at least 14 days before arrival".
+    groups = Passage(
+        1, "group-bookings#names", "group-bookings", "Group bookings", "Names and payment",
+        "2.3 The names of all guests (the rooming list) must reach us at least 14 days "
+        "before arrival. 2.4 The balance is due 30 days before arrival.",
+    )  # fmt: skip
+    evidence = _evidence("group rooming list deadline", groups)
+    assert "deadline" not in evidence.missing_words
+    assert evidence.missing == 0.0
+
+
+def test_a_company_known_by_its_address_is_no_name_the_pages_lack() -> None:
+    # Before: "Shieldline" was a name the evidence does not cover, because the pages
+    # wrote it only in "consumeraffairs@shieldline.example", which is one term.
+    conditions = Passage(
+        1, "policy-conditions#suit", "policy-conditions", "Policy conditions", "Suit against us",
+        "No action can be brought against us unless the action is started within 2 years "
+        "after the date of loss. Complaints: write to consumeraffairs@shieldline.example.",
+    )  # fmt: skip
+    asked = "How long after a loss do I have to start a lawsuit against Shieldline?"
+    assert _evidence(asked, conditions).missing_names == ()
+    assert _evidence("Can Coverline sue on my behalf?", conditions).missing_names == (
+        "Coverline",
+    )
+
+
 def test_a_size_typed_without_spaces_names_the_row_written_with_them() -> None:
     prints = Passage(
         1, "print-prices#metal", "print-prices", "Print sizes and prices", "Metal prints",
