@@ -1346,9 +1346,7 @@ def test_a_company_known_by_its_address_is_no_name_the_pages_lack() -> None:
     )  # fmt: skip
     asked = "How long after a loss do I have to start a lawsuit against Shieldline?"
     assert _evidence(asked, conditions).missing_names == ()
-    assert _evidence("Can Coverline sue on my behalf?", conditions).missing_names == (
-        "Coverline",
-    )
+    assert _evidence("Can Coverline sue on my behalf?", conditions).missing_names == ("Coverline",)
 
 
 def test_a_size_typed_without_spaces_names_the_row_written_with_them() -> None:
