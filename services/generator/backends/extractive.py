@@ -2114,8 +2114,9 @@ def _with_asked_value(
     return out
 
 
-# An identifier a question may give and a heading name: "QP-402", "HS-204", "STR-4001".
-_CODE = re.compile(r"\b[A-Z][A-Z0-9]{0,5}-\d{2,6}\b")
+# An identifier a question may give and a heading name: "QP-402", "HS-204", "STR-4001",
+# and the app error codes whose number carries a letter: "HB-E804".
+_CODE = re.compile(r"\b[A-Z][A-Z0-9]{0,5}-[A-Z]?\d{2,6}\b")
 
 
 _WORD_OR_CODE = re.compile(r"[\w.]+(?:-[\w.]+)*")

@@ -168,3 +168,27 @@ def test_a_code_row_the_answer_leads_with_answers_though_a_sentence_says_more() 
     final = answer_of(question, [codes, riders])
     assert final.verdict is Verdict.GROUNDED
     assert "A rider doesn't meet the age limit" in final.answer
+
+
+def test_an_error_code_with_a_letter_in_its_number_is_a_code_too() -> None:
+    # Before: "HB-E804" was no identifier (a letter after the hyphen), so its own row
+    # went to the answerability model, which refused the statement-shaped question.
+    codes = [
+        Passage(
+            1, "app-error-codes#codes", "app-error-codes", "App error codes", "Codes",
+            "When something goes wrong, the app shows a code starting with HB-E.\n\n"
+            "| Code | Message | What to do |\n| --- | --- | --- |\n"
+            "| HB-E203 | We couldn't read your health card | Retake the photo in good light. |\n"
+            "| HB-E720 | Too many sign-in attempts | Wait 15 minutes, then try again. |\n"
+            "| HB-E804 | This app version is no longer supported | Update the app from the "
+            "App Store or Google Play. |",
+        ),
+        Passage(
+            2, "health-cards#verify", "health-cards", "Adding your health card", "Steps",
+            "3. Take a photo of the front of the card. We verify most cards within a few "
+            "seconds; if we can't, you'll see error HB-E203.",
+        ),
+    ]  # fmt: skip
+    final = answer_of("My phone shows error HB-E804 when I open Healthbridge.", codes)
+    assert final.verdict is Verdict.GROUNDED
+    assert "Update the app" in final.answer
