@@ -68,6 +68,11 @@ SHORTHAND: dict[str, str] = {
     "evrything": "everything", "wud": "would", "shud": "should", "cud": "could",
     "gonna": "going to", "wanna": "want to", "yday": "yesterday", "tmr": "tomorrow",
     "nite": "night", "2nite": "tonight", "pymt": "payment", "recd": "received",
+    # "if some1 smokes in the bedroom", "dietitian visits r incl in plus", "kingsmere rd
+    # tip": a digit made "some1" a name no page has, and "incl" and "rd" words none has.
+    "some1": "someone", "sum1": "someone", "any1": "anyone", "every1": "everyone",
+    "no1": "no one", "incl": "including", "rd": "road", "gr8": "great", "l8r": "later",
+    "bc": "because", "tho": "though",
 }  # fmt: skip
 
 

@@ -158,6 +158,19 @@ def test_text_speak_is_spelt_out() -> None:
     )
 
 
+def test_a_number_for_a_syllable_and_a_clipped_road_are_spelt_out() -> None:
+    # "some1" was a name with a digit no page has ("does not cover “some1”"), and
+    # "incl" and "rd" words none has: each refused a question the pages answer.
+    known = vocabulary(["Smoking in a bedroom: EUR 250. Kingsmere Road HWRC: 08:00-16:00."])
+    assert repair("whats the charge if some1 smokes in the bedroom", known) == (
+        "what's the charge if someone smokes in the bedroom"
+    )
+    assert repair("how many dietitian visits r incl in plus", known) == (
+        "how many dietitian visits r including in plus"
+    )
+    assert repair("kingsmere rd tip opening times", known) == "kingsmere road tip opening times"
+
+
 def test_a_clipped_word_is_spelt_out_as_the_passages_write_it() -> None:
     # Refused before: "env" and "var" were in no passage, and the question hung on them.
     page = "Start the app with the environment variable NW_DISABLE_GPU=1."
