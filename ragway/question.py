@@ -339,6 +339,8 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             # charge me", not "tap-to-charge cards" or "charge my car".
             "charged",
             r"charges? (?:me|us|you|them)",
+            # "Is there a charge for a written prescription?": its price, where there is one.
+            r"(?:is|are) there (?:a|an|any) (?:extra |additional )?charges?",
             # "What do you charge for Overnight shipping?": the price asked of you.
             r"what (?:do|does|will|would) (?:[\w'-]+\s+){1,3}?charge\b",
             r"how much .* charges?",

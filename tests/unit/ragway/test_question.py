@@ -485,6 +485,10 @@ def test_a_part_that_points_back_is_read_with_the_part_before_it() -> None:
         ("How many tap-to-charge cards can I have?", AnswerType.NUMBER),
         ("How much do you charge me per minute?", AnswerType.AMOUNT),
         ("How much will I be charged for idle time?", AnswerType.AMOUNT),
+        # Before: any yes or no ("You can ask for a written prescription") answered it.
+        ("Is there a charge for a written prescription?", AnswerType.AMOUNT),
+        ("Are there any extra charges for a second driver?", AnswerType.AMOUNT),
+        ("Is there a charging point at the hotel?", AnswerType.YES_NO),
     ],
 )
 def test_charge_is_money_only_when_someone_is_charged(question: str, kind: AnswerType) -> None:
