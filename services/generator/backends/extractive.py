@@ -92,6 +92,8 @@ _STRICT_TYPES = frozenset(
     }
 )
 _AFTER = re.compile(r"\b(?:after|next|then)\b", re.I)
+# "What do I have to do before mediation?": what comes before the step that names it.
+_BEFORE = re.compile(r"\b(?:do|done)\b.*\bbefore\s+((?:[\w'-]+\s*){1,3})\??\s*$", re.I)
 # A question after a whole procedure: "How do I reset my password?", "how to export".
 # "Where in the app do I report a missing ingredient?" is asked of the same steps.
 _HOW_DO_I = re.compile(
@@ -1045,6 +1047,27 @@ class ExtractiveGenerator:
                 head = chosen.text
                 joined = f"{head}; {after}" if running else f"{_sentence(head)} {after}"
                 return replace(chosen, text=joined)
+        ahead = _BEFORE.search(question)
+        if (
+            unit.kind == "item"
+            and ahead is not None
+            and content_terms(ahead.group(1)) <= content_terms(unit.text)
+        ):
+            # "What do I have to do before mediation?": the step before the one that
+            # names mediation ("(a) first give us 30 days … (b) then try mediation").
+            preceding = [
+                u
+                for u in siblings
+                if u.kind == "item" and u.key == unit.key and u.position < unit.position
+            ]
+            if preceding:
+                before = preceding[-1]
+                running = before.text.rstrip().endswith((";", ","))
+                step = before.text if running else _sentence(before.text)
+                # The lead-in the chosen item is quoted with stays in front of both.
+                lead = chosen.text[: -len(unit.text)] if chosen.text.endswith(unit.text) else ""
+                rest = chosen.text[len(lead) :]
+                return replace(chosen, text=f"{lead}{step} {rest}")
         return chosen
 
     def _whole_lists(self, question: str, chosen: list[ScoredUnit]) -> list[ScoredUnit]:

@@ -410,3 +410,31 @@ def test_a_reviews_instructions_to_ai_assistants_are_never_quoted_nor_shown() ->
     assert "£70" in final.answer
     shown = GEN.standalone_text(parking)
     assert "LSR-FREEPARK-2027" not in shown and "£70" in shown
+
+
+DISPUTES = [
+    Passage(
+        1, "terms-of-service#disputes", "terms-of-service", "Terms of Service", "7. DISPUTES",
+        "7.1 If you have a dispute with us, you agree to:\n\n"
+        "- (a) first contact Member Support and give us 30 days to try to resolve it;\n"
+        "- (b) then, if it is still not resolved, try mediation in Toronto, Ontario, with "
+        "the cost shared equally.\n\n"
+        "7.2 These terms are governed by the laws of the Province of Ontario.",
+    ),
+    Passage(
+        2, "refunds#bank", "refunds", "Refunds and cancelling appointments",
+        "What we don't refund",
+        "Should I dispute the charge with my bank?\n\nPlease contact us first. When a "
+        "chargeback is filed, your account is paused until the bank's dispute process ends.",
+    ),
+]  # fmt: skip
+
+
+def test_what_comes_before_a_step_is_answered_with_the_step_before_it() -> None:
+    # Before: "before mediation" was answered with the mediation step alone, which
+    # says nothing of what comes first.
+    asked = "If I have a dispute, what do the terms say I have to do before mediation?"
+    final = answer_of(asked, DISPUTES)
+    assert final.verdict is Verdict.GROUNDED
+    assert "give us 30 days" in final.answer
+    assert final.answer.index("give us 30 days") < final.answer.index("try mediation")
