@@ -573,6 +573,7 @@ class ExtractiveGenerator:
                 for i, vector in zip(focused, vectors, strict=True):
                     cosines[i] = max(cosines[i], float(vector @ part_vectors[n]))
             ordinal = _ordinal(part.text)
+            gives_age = _gives_age(question)
             bound = asks_bound(part.text)
             noun = counted(part.text)
             noun_stem = stem(noun) if noun else None
@@ -603,6 +604,11 @@ class ExtractiveGenerator:
                 bounded = bool(bound and states_bound(text))
                 if bounded:
                     support += cfg.bound_weight
+                # "I'm 17": the rule for that age ("at least 18 years old") answers, as
+                # a row keyed by what the question names does.
+                aged = gives_age and _states_ages(text)
+                if aged:
+                    support += cfg.key_weight
                 step = ordinal is not None and u.kind == "item" and _item_number(u) == ordinal
                 if step:
                     support += cfg.key_weight
@@ -623,7 +629,7 @@ class ExtractiveGenerator:
                     )
                     lack = cfg.strict_lack_weight if strict else cfg.lack_weight
                     support += cfg.type_weight if holding > 0 else -lack
-                keyed = float(labelled)
+                keyed = float(labelled or aged)
                 other_row = 0.0
                 if u.kind == "row":
                     key = row_keys[p.number].get(u.position, set())
@@ -2153,6 +2159,48 @@ def _code_answered(question: str, best: ScoredUnit | None) -> bool:
         return False
     keyed = f"{best.unit.key if best.unit else ''} {best.passage.section}"
     return all(c in keyed for c in codes)
+
+
+# The age a customer gives of themselves or someone they ask for: "I'm 17", "my
+# 15-year-old", "My mum is 68", "turned 16".
+_ASKER_AGE = re.compile(
+    r"\b(\d{1,2})[- ]years?[- ]old\b|"
+    r"\b(?:I'?m|im|I am|is|turned|turning|just turned)\s+(\d{1,2})\b"
+    r"(?![\d:%]|[.,]\d|\s*(?:kg|km|lbs?|days?|weeks?|months?|minutes?|mins?|hours?|hrs?|am|pm|a\.m|"
+    r"p\.m|percent|per|x|times|people|cm|m\b))",
+    re.I,
+)
+# How a page states the ages a rule is for: "aged 14 to 17", "Adult (13+)", "65 and
+# over", "at least 18 years old", "under 4".
+_AGE_SAID = re.compile(
+    r"\b(?:aged?|ages|years? old|year-olds?|birthday|adults?|child(?:ren)?|kids?|teens?|"
+    r"young people|seniors?)\b",
+    re.I,
+)
+_AGE_SPAN = re.compile(r"\b\d{1,2}\s*(?:to|-|\u2013|and)\s*\d{1,2}\b")
+_AGE_FROM = re.compile(
+    r"\b(?:at least|over|from|aged)\s+\d{1,2}\b|"
+    r"\b\d{1,2}(?:\+|\s+(?:and|or)\s+(?:over|older|above))|\b\d{1,2}(?:st|nd|rd|th) birthday",
+    re.I,
+)
+_AGE_UNDER = re.compile(
+    r"\b(?:under|below|younger than)\s+\d{1,2}\b|\b\d{1,2}\s+(?:and|or)\s+(?:under|younger)",
+    re.I,
+)
+
+
+def _gives_age(question: str) -> bool:
+    return _ASKER_AGE.search(question) is not None
+
+
+def _states_ages(text: str) -> bool:
+    """Whether ``text`` states which ages a rule is for: "aged 14 to 17", "Adult (13+)",
+    "at least 18 years old", "Children under 14". For a question that gives an age
+    such a rule answers, whether it takes the asker in (the 15-year-old travels with a
+    consent form) or leaves them out (a 17-year-old is too young to ride)."""
+    return _AGE_SAID.search(text) is not None and any(
+        p.search(text) for p in (_AGE_SPAN, _AGE_FROM, _AGE_UNDER)
+    )
 
 
 def _form_stated(question: str, leading: ScoredUnit | None) -> bool:

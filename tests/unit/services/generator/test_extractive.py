@@ -1349,6 +1349,35 @@ def test_a_company_known_by_its_address_is_no_name_the_pages_lack() -> None:
     assert _evidence("Can Coverline sue on my behalf?", conditions).missing_names == ("Coverline",)
 
 
+def test_a_rule_for_ages_answers_a_question_that_gives_one() -> None:
+    # Before: refused. "I'm 20 … Am I old enough to join?" shares no word with
+    # "you must be aged between 21 and 79": the age the question gives is the key.
+    passages = [
+        Passage(
+            1, "driver-eligibility#age", "driver-eligibility",
+            "Who can drive: driver eligibility rules", "DRIVER ELIGIBILITY RULES",
+            "1. AGE\n\n1.1 To join, you must be aged between 21 and 79. Members can keep "
+            "driving until their 80th birthday.\n\n1.2 Members aged 21 to 24 have a higher "
+            "insurance excess; see Damage, insurance excess and Excess Reduction.",
+        ),
+        Passage(
+            2, "faq#extend", "faq", "Booking and account FAQs",
+            "Q: Can I extend a booking while I'm driving?",
+            "Yes, in the app, as long as the car isn't booked by someone else straight after "
+            "you. Extend at least 15 minutes before your booking ends.",
+        ),
+        Passage(
+            3, "driver-eligibility#points", "driver-eligibility",
+            "Who can drive: driver eligibility rules", "3. ENDORSEMENTS AND CONVICTIONS",
+            "3.1 You may have no more than 6 penalty points on your licence.\n\n3.2 You can't "
+            "join if, in the last 5 years, you have had a driving ban of any length.",
+        ),
+    ]  # fmt: skip
+    final = answer_of("I'm 20 and passed my test a while back. Am I old enough to join?", passages)
+    assert final.verdict is Verdict.GROUNDED
+    assert final.answer.startswith("1.1 To join, you must be aged between 21 and 79.")
+
+
 def test_a_size_typed_without_spaces_names_the_row_written_with_them() -> None:
     prints = Passage(
         1, "print-prices#metal", "print-prices", "Print sizes and prices", "Metal prints",
