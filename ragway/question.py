@@ -222,6 +222,9 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             r"\s+hours\b|"
             # "client support opening times??", "what are the library's open times"
             r"\b(?:opening|open|office|business)\s+times\b|"
+            # A search box's "peak hour surcharge times": when it applies, not what.
+            r"^(?!\s*(?:how|what|which|when|where|why|who|whose|is|are|do|does|can)\b)"
+            r"[\w\s'-]*\btimes\s*\??\s*$|"
             # "What are Customer Care's hours on a Sunday?", "what are the weekend hours?"
             r"\bwhat\s+(?:are|were)\s+(?:[\w'&-]+\s+){0,4}?hours\b"
             r"(?!\s+of\s+(?!operation|business))|"
@@ -287,6 +290,8 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             r"(?:acknowledge(?:ment)?|resolution|turnaround|processing|delivery|wait(?:ing)?|"
             r"lead|reply|dispatch|transit)\s+times?",
             "time span",
+            # "forgot PIN reset link validity": how long it is valid ("for 30 minutes").
+            "validity",
         ),
         AnswerType.DURATION,
     ),

@@ -102,6 +102,10 @@ from ragway.question import (
         ("Can I change my email address?", AnswerType.YES_NO),
         ("How do I update a parcel's weight on a label?", AnswerType.ANY),
         ("How is the rating weighted?", AnswerType.ANY),
+        # Search-box queries: how long a link is valid, when a surcharge applies.
+        ("forgot PIN reset link validity", AnswerType.DURATION),
+        ("peak hour surcharge times", AnswerType.TIME),
+        ("How many times can I retry?", AnswerType.NUMBER),
     ],
 )
 def test_the_kind_of_value_a_question_asks_for(question: str, kind: AnswerType) -> None:
