@@ -176,7 +176,14 @@ MAX_LISTED_ITEMS = 8
 # separately, how …" and "…, and once I pass, how …" are second parts; a header said in
 # full by one word yields to the one the question says most of; a change after the
 # plain value it changed is left out.
-POLICY_VERSION = "extractive-policy-19"
+# 20: a year the question asks about that no passage writes is not covered; what a
+# reference looks like asks for its form ("8 characters, starts with GX"), and a unit
+# stating that reference's form answers without the model; "deadline" is said by a
+# stated limit and "or later" states one; a company known by its email or web address
+# is known; "HB-E804" is a code; "some1", "incl" and "rd" are spelt out; "is there a
+# charge" asks for a price; what to do before a step gets the step before it; a rule
+# for ages answers a question that gives one; "link validity" asks how long.
+POLICY_VERSION = "extractive-policy-20"
 
 
 @dataclass(frozen=True, slots=True)
