@@ -93,7 +93,7 @@ _STRICT_TYPES = frozenset(
 )
 _AFTER = re.compile(r"\b(?:after|next|then)\b", re.I)
 # "What do I have to do before mediation?": what comes before the step that names it.
-_BEFORE = re.compile(r"\b(?:do|done)\b.*\bbefore\s+((?:[\w'-]+\s*){1,3})\??\s*$", re.I)
+_BEFORE = re.compile(r"\b(?:do|done)\b.*\bbefore\s+((?:[\w'-]+\s+){0,2}[\w'-]+)\s*\??\s*$", re.I)
 # A question after a whole procedure: "How do I reset my password?", "how to export".
 # "Where in the app do I report a missing ingredient?" is asked of the same steps.
 _HOW_DO_I = re.compile(
@@ -1818,8 +1818,13 @@ def _absent_names(question: str, q_terms: set[str], reading: _Reading) -> set[st
         absent
         | (rows - reading.common_names)
         | _unknown_counts(asked, reading.units_of)
-        | (years - reading.vocabulary)
+        | {y for y in years - reading.vocabulary if not _writes_year(y, reading.units_of)}
     )
+
+
+def _writes_year(year: str, passage_units: Sequence[Sequence[Unit]]) -> bool:
+    """Whether a passage writes the year inside a longer term: "2026" in "2026-27"."""
+    return any(year in u.text or year in u.context for found in passage_units for u in found)
 
 
 _YEAR = re.compile(r"(?:19|20)\d\d")

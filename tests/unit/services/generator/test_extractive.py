@@ -1291,6 +1291,12 @@ def test_a_year_the_question_asks_about_that_no_passage_writes_is_not_covered() 
     assert _evidence("What are the deadlines for Christmas 2026?", deadlines).names == 0.0
     told = "I ordered a gift in 2025 and it never came. What are the order deadlines?"
     assert _evidence(told, deadlines).names == 0.0
+    # A financial year written "2026-27" is one term, and it writes 2026 all the same.
+    charges = Passage(
+        1, "council-tax#bands", "council-tax", "Council Tax", "Charges",
+        "| Band | Annual charge 2026-27 |\n|---|---|\n| A | £1,512.88 |\n| B | £1,765.03 |",
+    )  # fmt: skip
+    assert _evidence("What is the Council Tax for a Band B home in 2026?", charges).names == 0.0
 
 
 def test_the_form_of_a_reference_answers_what_it_looks_like() -> None:
