@@ -1079,7 +1079,11 @@ class ExtractiveGenerator:
                 step = before.text if running else _sentence(before.text)
                 # The lead-in the chosen item is quoted with stays in front of both.
                 lead = chosen.text[: -len(unit.text)] if chosen.text.endswith(unit.text) else ""
-                rest = chosen.text[len(lead) :]
+                if lead:
+                    step = _unnumbered(step)
+                # Inside the sentence a list number ("… first run. 5. Type DELETE")
+                # reads as a value no passage gives; the step's own one may open it.
+                rest = _unnumbered(chosen.text[len(lead) :])
                 return replace(chosen, text=f"{lead}{step} {rest}")
         return chosen
 

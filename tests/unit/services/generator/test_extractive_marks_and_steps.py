@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ragway.citations import escape_literals
+from ragway_tools.evaluation.answers import numbers
 from services.generator.backends.base import Passage, Verdict
 from services.generator.backends.extractive import question_terms
+from services.generator.grounding import review_final
 from tests.unit.services.generator.test_extractive import GEN, answer_of
 
 MATRIX = Passage(
@@ -438,3 +441,26 @@ def test_what_comes_before_a_step_is_answered_with_the_step_before_it() -> None:
     assert final.verdict is Verdict.GROUNDED
     assert "give us 30 days" in final.answer
     assert final.answer.index("give us 30 days") < final.answer.index("try mediation")
+
+
+RETENTION = Passage(
+    2, "data-retention#policy", "data-retention", "Data retention", "Set a retention policy",
+    "1. Open Admin settings > Data retention.\n"
+    "2. Choose how long messages are kept.\n"
+    "3. Choose how long files are kept.\n"
+    "4. Click Review. Northwind shows how many messages and files will be deleted by the "
+    "first run.\n"
+    "5. Type DELETE and click Save policy.",
+)  # fmt: skip
+
+
+def test_the_step_before_a_numbered_step_keeps_no_list_number_inside_the_answer() -> None:
+    # Before: "… by the first run. 5. Type DELETE …" read "5" as a value no passage
+    # gives, and the review marked the answer changed_number.
+    final = answer_of(
+        "When setting a retention policy, what do I have to type before saving?", [RETENTION]
+    )
+    assert "Type DELETE" in final.answer
+    assert review_final(final, {RETENTION.number: RETENTION}).degraded == []
+    # The evaluation's faithfulness: every number of the answer is one the page gives.
+    assert numbers(final.answer) <= numbers(escape_literals(RETENTION.text))
