@@ -151,21 +151,28 @@ def _any(*alternatives: str) -> re.Pattern[str]:
 # What a customer calls a reference they are given: "booking number", "member ID".
 _REFERENCE = r"(?:numbers?|no\.?|references?|refs?|ids?|codes?|pins?|passwords?|usernames?)"
 
+# "What format is a claim number?", "What does a booking reference look like?", "How
+# long is a confirmation number?" (not "… valid?"): the form of a reference, which pages
+# give as "8 characters, starts with GX"; "how long" here asks for no span. Each pattern
+# captures the word that says which reference and the reference ("booking number").
+_FORMAT_ASKED = (
+    re.compile(
+        rf"\bwhat\s+format\s+(?:is|are|does|do)\s+(?:[\w'-]+\s+){{0,4}}?([\w-]+\s+)?"
+        rf"({_REFERENCE})\b",
+        re.I,
+    ),
+    re.compile(rf"\b([\w-]+\s+)?({_REFERENCE})\s+looks?\s+like\b", re.I),
+    re.compile(
+        rf"\bhow\s+long\s+(?:is|are)\s+(?:a|an|the|my|your|our)\s+(?:[\w'-]+\s+){{0,3}}?"
+        rf"([\w-]+\s+)?({_REFERENCE})\s*\?",
+        re.I,
+    ),
+)
+
 # (pattern on the question, answer type): the first that matches wins.
 _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
-    # "What does a booking reference look like?", "What format is a claim number?",
-    # "How long is a confirmation number?" (not "… valid?"): its form, which pages
-    # give as "8 characters, starts with GX"; "how long" here asks for no span.
-    (
-        re.compile(
-            rf"\b{_REFERENCE}\s+looks?\s+like\b|"
-            rf"\bwhat\s+format\s+(?:is|are|does|do)\s+(?:[\w'-]+\s+){{0,4}}?{_REFERENCE}\b|"
-            rf"\bhow\s+long\s+(?:is|are)\s+(?:a|an|the|my|your|our)\s+(?:[\w'-]+\s+){{0,3}}?"
-            rf"{_REFERENCE}\s*\?",
-            re.I,
-        ),
-        AnswerType.FORMAT,
-    ),
+    # First: a form asked (``_FORMAT_ASKED``) is what ``formatted`` reads.
+    (re.compile("|".join(p.pattern for p in _FORMAT_ASKED), re.I), AnswerType.FORMAT),
     # Asked for the number or address itself, the answer is that value, not a
     # sentence about phones ("call into a meeting by phone"). Asked how to change
     # one ("How do I change my phone number?"), the answer is steps: no value kind.
@@ -676,22 +683,15 @@ def counted(question: str) -> str | None:
     return nouns[-1] if nouns else None
 
 
-_FORMAT_OF = re.compile(rf"\b([\w-]+\s+)?({_REFERENCE})(?:\s+looks?\s+like|\s*\?)", re.I)
-_FORMAT_WHAT = re.compile(
-    rf"\bwhat\s+format\s+(?:is|are|does|do)\s+(?:[\w'-]+\s+){{0,4}}?([\w-]+\s+)?({_REFERENCE})\b",
-    re.I,
-)
-
-
 def formatted(question: str) -> str | None:
     """The reference whose form a question asks for, with the word that says which:
-    "What does a Galloway booking number look like?" asks about "booking number"."""
-    if answer_type(question) is not AnswerType.FORMAT:
-        return None
-    m = _FORMAT_WHAT.search(question) or _FORMAT_OF.search(question)
-    if m is None:
-        return None
-    return f"{m.group(1) or ''}{m.group(2)}".strip()
+    "What does a Galloway booking number look like?" asks about "booking number".
+    The form is the first rule of ``answer_type``: a question this reads one of is
+    asking for ``AnswerType.FORMAT``."""
+    for pattern in _FORMAT_ASKED:
+        if m := pattern.search(question):
+            return f"{m.group(1) or ''}{m.group(2)}".strip()
+    return None
 
 
 def holds(text: str, kind: AnswerType) -> bool:

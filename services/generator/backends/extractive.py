@@ -551,6 +551,8 @@ class ExtractiveGenerator:
             content_terms(f"{p.title} {p.section} {u.context} {u.text}") for p, u in candidates
         ]
         asked_terms = [content_terms(u.asked) if u.asked else set() for _, u in candidates]
+        # "I'm 17", "my 15-year-old": the question gives an age (``_states_ages``).
+        gives_age = _ASKER_AGE.search(question) is not None
         for n, part in enumerate(question_parts):
             q_terms = question_terms(part.text)
             q_terms -= reading.absent(_value_named(part.text, q_terms, answer_type(part.text)))
@@ -580,14 +582,12 @@ class ExtractiveGenerator:
                 for i, vector in zip(focused, vectors, strict=True):
                     cosines[i] = max(cosines[i], float(vector @ part_vectors[n]))
             ordinal = _ordinal(part.text)
-            gives_age = _gives_age(question)
             bound = asks_bound(part.text)
             noun = counted(part.text)
             noun_stem = stem(noun) if noun else None
             # "What does a booking number look like?": a form ("8 characters, starts
             # with GX") stated of that reference, not of a password or a licence number.
             reference = formatted(part.text)
-            reference_terms = content_terms(reference) if reference else frozenset()
             typed = part.answer_type not in (AnswerType.ANY, AnswerType.NAME)
             strict = part.answer_type in _STRICT_TYPES
             coverages = [
@@ -628,12 +628,12 @@ class ExtractiveGenerator:
                 if typed:
                     # Lacking the asked kind costs less than holding it gains
                     # (lack_weight): the question's wording can mislead.
-                    holding = (
-                        1.0
-                        if _holds_asked(text, part.answer_type, noun_stem)
-                        and reference_terms <= content_terms(text)
-                        else -1.0
+                    held = (
+                        _states_form(text, reference)
+                        if reference
+                        else _holds_asked(text, part.answer_type, noun_stem)
                     )
+                    holding = 1.0 if held else -1.0
                     lack = cfg.strict_lack_weight if strict else cfg.lack_weight
                     support += cfg.type_weight if holding > 0 else -lack
                 keyed = float(labelled or aged)
@@ -2193,20 +2193,14 @@ _AGE_SAID = re.compile(
     r"young people|seniors?)\b",
     re.I,
 )
-_AGE_SPAN = re.compile(r"\b\d{1,2}\s*(?:to|-|\u2013|and)\s*\d{1,2}\b")
-_AGE_FROM = re.compile(
+# The ages themselves: a span, a lowest age, a highest one.
+_AGE_BOUND = re.compile(
+    r"\b\d{1,2}\s*(?:to|-|\u2013|and)\s*\d{1,2}\b|"
     r"\b(?:at least|over|from|aged)\s+\d{1,2}\b|"
-    r"\b\d{1,2}(?:\+|\s+(?:and|or)\s+(?:over|older|above))|\b\d{1,2}(?:st|nd|rd|th) birthday",
-    re.I,
-)
-_AGE_UNDER = re.compile(
+    r"\b\d{1,2}(?:\+|\s+(?:and|or)\s+(?:over|older|above))|\b\d{1,2}(?:st|nd|rd|th) birthday|"
     r"\b(?:under|below|younger than)\s+\d{1,2}\b|\b\d{1,2}\s+(?:and|or)\s+(?:under|younger)",
     re.I,
 )
-
-
-def _gives_age(question: str) -> bool:
-    return _ASKER_AGE.search(question) is not None
 
 
 def _states_ages(text: str) -> bool:
@@ -2214,9 +2208,7 @@ def _states_ages(text: str) -> bool:
     "at least 18 years old", "Children under 14". For a question that gives an age
     such a rule answers, whether it takes the asker in (the 15-year-old travels with a
     consent form) or leaves them out (a 17-year-old is too young to ride)."""
-    return _AGE_SAID.search(text) is not None and any(
-        p.search(text) for p in (_AGE_SPAN, _AGE_FROM, _AGE_UNDER)
-    )
+    return _AGE_SAID.search(text) is not None and _AGE_BOUND.search(text) is not None
 
 
 def _form_stated(question: str, leading: ScoredUnit | None) -> bool:
@@ -2229,11 +2221,14 @@ def _form_stated(question: str, leading: ScoredUnit | None) -> bool:
     its question.
     """
     reference = formatted(question)
-    if reference is None or leading is None:
-        return False
-    return holds(leading.text, AnswerType.FORMAT) and content_terms(reference) <= content_terms(
-        leading.text
-    )
+    return reference is not None and leading is not None and _states_form(leading.text, reference)
+
+
+def _states_form(text: str, reference: str) -> bool:
+    """Whether ``text`` states the form of ``reference`` ("booking number"): a form
+    ("8 characters", "starts with GX") and the reference's own words, so a password
+    rule or a licence number's "last 4 digits" is not one."""
+    return holds(text, AnswerType.FORMAT) and content_terms(reference) <= content_terms(text)
 
 
 def _unasked(heading: str, asked: set[str]) -> str:
