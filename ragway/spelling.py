@@ -38,8 +38,9 @@ MIN_LENGTH = 5
 # What chat users type for a common word. No edit budget reaches these: "b4" holds
 # a digit (so it read as an identifier no page has, and the question was refused
 # with "does not cover “b4”"), "u" and "wat" are too short to repair, and "dont" is
-# a term no passage writes. Only unambiguous ones: "r", "n", "w" or "id" are left
-# alone. A word the passages themselves use ("hrs", "approx") is kept as it is.
+# a term no passage writes. Only unambiguous ones: "n", "w" or "id" are left alone
+# ("r", typed alone in lower case, is "are"). A word the passages themselves use
+# ("hrs", "approx") is kept as it is.
 SHORTHAND: dict[str, str] = {
     "b4": "before", "u": "you", "ur": "your", "pls": "please", "plz": "please",
     "thx": "thanks", "thnx": "thanks", "msg": "message", "msgs": "messages",
@@ -73,6 +74,10 @@ SHORTHAND: dict[str, str] = {
     "some1": "someone", "sum1": "someone", "any1": "anyone", "every1": "everyone",
     "no1": "no one", "incl": "including", "rd": "road", "gr8": "great", "l8r": "later",
     "bc": "because", "tho": "though",
+    # "how much r visitor permits", "hw much is gardn waste", "wots the fine", "how
+    # far in advance cn u book": "how much r" read as a quantity, not as a price.
+    "r": "are", "hw": "how", "hav": "have", "wot": "what", "wots": "what's",
+    "cn": "can",
 }  # fmt: skip
 
 
@@ -300,6 +305,10 @@ def _replacement(
     """
     if lower in forms:
         return None
+    if (doubled := _with_doubling(lower)) in forms:
+        # "scaning" where the passages write "scanning": without this, "scans" made
+        # it look like another form of a known word, and it was kept.
+        return doubled
     if any(_another_form(lower, c) for c in forms if c[:3] == lower[:3]):
         # "reuse" beside the passages' "reusing", "expiry" beside "expire": spelt
         # right, only outside the model's whole words. Rewritten, the question was
@@ -345,6 +354,16 @@ def _another_form(word: str, known: str) -> bool:
     if len(base) < 4:
         return False
     return _regular_ending(base, word[len(base) :]) and _regular_ending(base, known[len(base) :])
+
+
+def _with_doubling(word: str) -> str:
+    """The word with the consonant before its ending doubled ("scaning" → "scanning"),
+    or the word itself when it has no ending that doubles one."""
+    for ending in _DOUBLING_ENDINGS:
+        base = word[: -len(ending)]
+        if word.endswith(ending) and len(base) >= 3 and base[-1] not in "aeiouwxy":
+            return base + base[-1] + ending
+    return word
 
 
 def _regular_ending(base: str, ending: str) -> bool:

@@ -369,14 +369,19 @@ class ExtractiveGenerator:
         """The question as the passages would word it: misspelt words spelt as they
         spell them (ragway/spelling.py), acronyms they never write spelt out as they
         do (ragway/acronyms.py). Scored and weighed as the user meant it."""
-        return self._worded(question, tuple(p.text for p in passages))
+        headings = tuple(dict.fromkeys(f"{p.title} {p.section}" for p in passages))
+        return self._worded(question, tuple(p.text for p in passages), headings)
 
-    def _as_the_passages_word_it(self, question: str, texts: tuple[str, ...]) -> str:
+    def _as_the_passages_word_it(
+        self, question: str, texts: tuple[str, ...], headings: tuple[str, ...]
+    ) -> str:
         question = spelling.dimensions(spelling.unshout(question, texts), texts)
         if spelling.suspects(question):
             # A question of English words only is left as it is: its words and the
-            # passages' are not gathered to repair nothing.
-            known, joined = self._lexicon(texts)
+            # passages' are not gathered to repair nothing. The titles and headings
+            # are words of the evidence too, as the retriever's respelling reads them:
+            # "gardn waste" is "garden waste" where only the heading says "Garden".
+            known, joined = self._lexicon(texts + headings)
             question = spelling.repair(question, known, joined=joined)
         # Embeds only for an acronym no passage writes: rare, and then a few short texts.
         question = acronyms.expand(acronyms.same_idea(question, texts), texts, self._cosines)

@@ -166,9 +166,32 @@ def test_a_number_for_a_syllable_and_a_clipped_road_are_spelt_out() -> None:
         "what's the charge if someone smokes in the bedroom"
     )
     assert repair("how many dietitian visits r incl in plus", known) == (
-        "how many dietitian visits r including in plus"
+        "how many dietitian visits are including in plus"
     )
     assert repair("kingsmere rd tip opening times", known) == "kingsmere road tip opening times"
+
+
+def test_a_letter_for_a_word_and_a_word_without_its_vowel_are_spelt_out() -> None:
+    # "how much r visitor permits" asked a quantity ("how much") where "how much are"
+    # asks a price; "hw much" asked nothing at all.
+    known = vocabulary(["Visitor permits cost £2.50 a day. Book up to 3 months ahead."])
+    assert repair("how much r visitor permits", known) == "how much are visitor permits"
+    assert repair("hw much is a permit", known) == "how much is a permit"
+    assert repair("how far ahead cn u book", known) == "how far ahead can you book"
+    assert repair("wots the fine if i hav no permit", known) == (
+        "what's the fine if i have no permit"
+    )
+    # In capitals it is a name or a code: "Plan R" is kept.
+    assert repair("what does Plan R cost", known) == "what does Plan R cost"
+
+
+def test_a_consonant_left_single_before_its_ending_takes_the_passages_spelling() -> None:
+    # "scaning" was kept: "scans" on the same page made it look like another form of
+    # a word the passages know, though they write "scanning".
+    known = vocabulary(["Scanning is free. Scans don't use your print quota."])
+    assert repair("is scaning free", known) == "is scanning free"
+    # A form the passages do not write stays another form, as before.
+    assert repair("is scaning free", vocabulary(["Scans are free."])) == "is scaning free"
 
 
 def test_a_clipped_word_is_spelt_out_as_the_passages_write_it() -> None:

@@ -890,6 +890,23 @@ def test_a_misspelt_question_is_answered_as_the_user_meant_it() -> None:
     assert "7102" in port.answer
 
 
+def test_a_misspelt_word_is_repaired_from_the_headings_too() -> None:
+    # "gardn" was kept: the passages' texts never write "garden", only the page's
+    # title and heading do (the retriever's respelling already read them).
+    bins = Passage(
+        1,
+        "garden-waste#prices",
+        "garden-waste",
+        "Garden waste subscription",
+        "Prices",
+        "| Bin | Price for the year | With Council Tax Reduction |\n|---|---|---|\n"
+        "| First brown bin | £52 | £36 |\n| Each additional bin | £45 | £30 |\n",
+    )
+    assert GEN.repaired("how much is gardn waste for 1 bin", [bins]) == (
+        "how much is garden waste for 1 bin"
+    )
+
+
 def test_a_sentence_that_leans_on_the_one_before_is_answered_with_it() -> None:
     zones = Passage(
         1,
