@@ -95,16 +95,21 @@ def fit(
     mean = stacked.mean(axis=0)
     scale = stacked.std(axis=0)
     scale[scale < 1e-9] = 1.0  # a constant feature: left as it is
-    data = [((g.rows - mean) / scale, g.positive / g.positive.sum()) for g in useful]
+    rows = (stacked - mean) / scale
+    # Every part's units in one matrix, each part a run of rows: the softmax of a part
+    # is taken over its run (``reduceat`` at the runs' starts), so one step is a few
+    # matrix operations however many parts there are. Twenty-five QA sets' parts
+    # stepped one by one took minutes per fit, and leave-one-set-out fits 125 times.
+    sizes = np.asarray([len(g.rows) for g in useful])
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    owner = np.repeat(np.arange(len(useful)), sizes)
+    target = np.concatenate([g.positive / g.positive.sum() for g in useful])
     w = np.zeros(stacked.shape[1])
     for _ in range(iterations):
-        gradient = l2 * w
-        for rows, target in data:
-            z = rows @ w
-            p = np.exp(z - z.max())
-            p /= p.sum()
-            gradient += rows.T @ (p - target)
-        w -= rate * gradient / len(data)
+        z = rows @ w
+        e = np.exp(z - np.maximum.reduceat(z, starts)[owner])
+        p = e / np.add.reduceat(e, starts)[owner]
+        w -= rate * (l2 * w + rows.T @ (p - target)) / len(useful)
     return UnitRanker(
         weights=tuple(float(x) for x in w),
         mean=tuple(float(x) for x in mean),
@@ -122,7 +127,9 @@ def first_correct(ranker: UnitRanker | None, held: Sequence[Group]) -> tuple[int
         if ranker is None:
             order = g.rows[:, UNIT_FEATURES.index("support")]
         else:
-            order = np.asarray([ranker.score(row) for row in g.rows])
+            # ``ranker.score`` of every row at once: the same linear score.
+            mean, scale = np.asarray(ranker.mean), np.asarray(ranker.scale)
+            order = ((g.rows - mean) / scale) @ np.asarray(ranker.weights)
         correct += bool(g.positive[int(np.argmax(order))])
     return correct, parts
 
