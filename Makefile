@@ -195,6 +195,14 @@ eval-answers: $(STAMP) ## The demo and the twenty help-centre QA sets through th
 	$(BIN)/ragway eval answers --qa eval/seabright/qa-heldout.yaml
 	$(BIN)/ragway eval answers --qa eval/galloway/qa-tuning.yaml
 	$(BIN)/ragway eval answers --qa eval/galloway/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/ravensworth/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/ravensworth/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/ambleside/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/ambleside/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/holloway/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/holloway/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/dunmore/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/dunmore/qa-heldout.yaml
 
 .PHONY: eval-gate
 eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture retrieval, gated
@@ -248,6 +256,14 @@ eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture
 	$(BIN)/ragway eval answers --qa eval/seabright/qa-heldout.yaml --output var/eval/gate/seabright-heldout
 	$(BIN)/ragway eval answers --qa eval/galloway/qa-tuning.yaml --output var/eval/gate/galloway-tuning
 	$(BIN)/ragway eval answers --qa eval/galloway/qa-heldout.yaml --output var/eval/gate/galloway-heldout
+	$(BIN)/ragway eval answers --qa eval/ravensworth/qa-tuning.yaml --output var/eval/gate/ravensworth-tuning
+	$(BIN)/ragway eval answers --qa eval/ravensworth/qa-heldout.yaml --output var/eval/gate/ravensworth-heldout
+	$(BIN)/ragway eval answers --qa eval/ambleside/qa-tuning.yaml --output var/eval/gate/ambleside-tuning
+	$(BIN)/ragway eval answers --qa eval/ambleside/qa-heldout.yaml --output var/eval/gate/ambleside-heldout
+	$(BIN)/ragway eval answers --qa eval/holloway/qa-tuning.yaml --output var/eval/gate/holloway-tuning
+	$(BIN)/ragway eval answers --qa eval/holloway/qa-heldout.yaml --output var/eval/gate/holloway-heldout
+	$(BIN)/ragway eval answers --qa eval/dunmore/qa-tuning.yaml --output var/eval/gate/dunmore-tuning
+	$(BIN)/ragway eval answers --qa eval/dunmore/qa-heldout.yaml --output var/eval/gate/dunmore-heldout
 	$(BIN)/ragway eval retrieval --dataset tests/fixtures/beir-tiny --split all \
 	  --output var/eval/gate/retrieval
 	$(BIN)/ragway eval gate --config eval/gates.yaml

@@ -321,6 +321,10 @@ _TUNING_SETS = [
     Path("eval/kingsmere/qa-tuning.yaml"),
     Path("eval/seabright/qa-tuning.yaml"),
     Path("eval/galloway/qa-tuning.yaml"),
+    Path("eval/ravensworth/qa-tuning.yaml"),
+    Path("eval/ambleside/qa-tuning.yaml"),
+    Path("eval/holloway/qa-tuning.yaml"),
+    Path("eval/dunmore/qa-tuning.yaml"),
 ]
 
 

@@ -37,6 +37,10 @@ FIXTURES = ["helpcentre", "supportdesk", "servicehub", "homecart", "hostclub", "
         "kingsmere",
         "seabright",
         "galloway",
+        "ravensworth",
+        "ambleside",
+        "holloway",
+        "dunmore",
     ],
 )
 def test_the_fixture_passes_its_checker(fixture: str) -> None:
