@@ -148,6 +148,17 @@ def _any(*alternatives: str) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b", re.I)
 
 
+# What a number to ring is named by ("the out-of-hours number", "the helpline number").
+_LINE_KINDS = (
+    r"out[- ]of[- ]hours|after[- ]hours|emergency|helpline|hotline|freephone|contact|"
+    r"support|customer\s+(?:service|care)"
+)
+# A search-box query: no word anywhere that asks how, whether, when or what.
+_NOT_ASKING_HOW = (
+    r"(?!.*\b(?:how|what|which|when|where|why|who|can|could|do|does|did|is|are|was|were|"
+    r"will|would|should|may|might|if)\b)"
+)
+
 # What a customer calls a reference they are given: "booking number", "member ID".
 _REFERENCE = r"(?:numbers?|no\.?|references?|refs?|ids?|codes?|pins?|passwords?|usernames?)"
 
@@ -192,7 +203,17 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             # "What's the number for roadside assistance?": the one to call.
             rf"\b(?:{_WHAT_IS}|which)\s+(?:(?:phone|contact|support|main|direct|emergency|"
             r"freephone|free|toll-free|24/7|24-hour)\s+)?number\s+(?:for|to\s+"
-            r"(?:call|ring|reach|contact))\b",
+            r"(?:call|ring|reach|contact))\b|"
+            # "tooth pain 9pm sunday who do i ring": the number rung, not a name.
+            r"\bwho\s+(?:do|should|can|shall|would)\s+(?:I|we)\s+(?:ring|phone|call)\b|"
+            # "What's Fleetway's member support phone number?": any words before it.
+            r"\bwhat(?:'s|\s+is|\s+are)\s+(?:[\w'-]+\s+){0,4}?(?:tele)?phone\s+numbers?\b|"
+            # A search box's "support phone number pls", "out of hours number for
+            # members": a number named by what it is for; not a question of how or
+            # whether ("How do I change my phone number?").
+            rf"^{_NOT_ASKING_HOW}[^?]*?\b(?:(?:tele)?phone|{_LINE_KINDS})\s+numbers?\b|"
+            rf"\b(?:what(?:'s|\s+is|\s+are)|which)\s+(?:[\w'-]+\s+){{0,3}}?"
+            rf"(?:{_LINE_KINDS})\s+numbers?\b",
             re.I,
         ),
         AnswerType.PHONE,

@@ -201,6 +201,20 @@ def test_a_header_without_a_currency_holds_no_amount() -> None:
         ("Is there a mobile number I can text the library on?", AnswerType.PHONE),
         ("number for the ferry status recording pls", AnswerType.PHONE),
         ("number of seats on pro", AnswerType.NUMBER),
+        # Any words before "phone number", a number named by the line it rings, and
+        # "who do I ring": each was no kind at all (or a name), so a sentence without
+        # the number outranked the row that holds it.
+        ("What's Fleetway's member support phone number?", AnswerType.PHONE),
+        ("out of hours number for members pls, tooth agony", AnswerType.PHONE),
+        ("support phone number pls", AnswerType.PHONE),
+        ("What's the Galloway customer service number for Germany?", AnswerType.PHONE),
+        ("What's your after-hours emergency number?", AnswerType.PHONE),
+        ("tooth pain 9pm sunday who do i ring", AnswerType.PHONE),
+        # Not a number to ring: asked how to change one, or a reference.
+        ("my phone number changed, what do i do", AnswerType.ANY),
+        ("How do I change my phone number?", AnswerType.ANY),
+        ("What is the reference number for my booking?", AnswerType.ANY),
+        ("Who do I contact about a refund?", AnswerType.NAME),
     ],
 )
 def test_the_number_for_a_service_is_a_phone_number(question: str, kind: AnswerType) -> None:
