@@ -9,14 +9,16 @@ port 7101") loses support to any unit sharing the correctly spelt words.
 ``repair`` replaces each such word with the passage word it is closest to, when
 one is within one edit (two for words of seven letters or more), the same budget
 that already lets a misspelt word count as present when the evidence is weighed.
-It only ever substitutes words the passages themselves use, so it cannot add a
-topic the evidence does not have. It leaves alone what is not a misspelling:
-words the passages know, real English words they do not use ("longest" is not
-"largest" misspelt: a word that is a whole word of the embedding model's
-vocabulary is taken as spelt on purpose), short words, numbers and identifiers ("LM-7002" is
-another identifier, not "LM-6001" misspelt), and capitalised words inside the
-question, which are names ("Premium", "Team"): a name the pages do not know must
-stay unknown, so that the question is refused.
+It substitutes words the passages themselves use, so it cannot add a topic the
+evidence does not have; only where no passage word is near does it take the one
+English word a single slip away ("lenght" → "length"), which the embedding model
+reads as the word meant instead of unknown word pieces. It leaves alone what is
+not a misspelling: words the passages know, real English words they do not use
+("longest" is not "largest" misspelt: a word that is a whole word of the embedding
+model's vocabulary is taken as spelt on purpose), short words, numbers and
+identifiers ("LM-7002" is another identifier, not "LM-6001" misspelt), and
+capitalised words inside the question, which are names ("Premium", "Team"): a name
+the pages do not know must stay unknown, so that the question is refused.
 """
 
 from __future__ import annotations
@@ -77,7 +79,8 @@ SHORTHAND: dict[str, str] = {
     # "how much r visitor permits", "hw much is gardn waste", "wots the fine", "how
     # far in advance cn u book": "how much r" read as a quantity, not as a price.
     "r": "are", "hw": "how", "hav": "have", "wot": "what", "wots": "what's",
-    "cn": "can",
+    "cn": "can", "xtra": "extra", "tix": "tickets", "nites": "nights", "wont": "won't",
+    "yous": "you",
 }  # fmt: skip
 
 
@@ -172,7 +175,7 @@ def repair(
                 if forms is None:
                     forms = {w: (count, stem(w)) for w, count in known.items()}
                     stems = frozenset(s for _, s in forms.values())
-                closest[word] = _replacement(word.lower(), forms, stems, joined or {})
+                closest[word] = _replacement(word.lower(), forms, stems, joined or {}, real)
             fixed = closest[word]
         out.append(question[last : m.start()])
         out.append(word if fixed is None else _same_case(word, fixed))
@@ -296,9 +299,14 @@ def _suspect(word: str, start: int, question: str, real: Container[str]) -> bool
 
 
 def _replacement(
-    lower: str, forms: dict[str, tuple[int, str]], stems: frozenset[str], joined: dict[str, str]
+    lower: str,
+    forms: dict[str, tuple[int, str]],
+    stems: frozenset[str],
+    joined: dict[str, str],
+    real: Container[str] = frozenset(),
 ) -> str | None:
-    """The passages' spelling of ``lower``, or None when they have none for it.
+    """The passages' spelling of ``lower`` (else the one English word of ``real`` a
+    slip away), or None when there is none.
 
     ``forms`` maps each known word to its count and stem; ``joined`` the word pairs by
     how a user runs them together.
@@ -324,7 +332,12 @@ def _replacement(
         )
     # Words run together are tried before a one- or two-edit neighbour:
     # "screenshare" is "screen sharing" on a page that says so, not "screenshot".
-    return joined.get(lower) or joined.get(word_stem) or _nearest(lower, forms)
+    return (
+        joined.get(lower)
+        or joined.get(word_stem)
+        or _nearest(lower, forms)
+        or _one_slip_from(lower, real)
+    )
 
 
 # What English adds to a word to inflect or derive it. Not the endings a misspelling
@@ -396,6 +409,38 @@ def _nearest(lower: str, forms: dict[str, tuple[int, str]]) -> str | None:
         if best is None or key < best:
             best = key
     return None if best is None else best[2]
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _one_slip_from(lower: str, real: Container[str]) -> str | None:
+    """The one English word a slip of the keyboard away from ``lower``, if only one is.
+
+    For a misspelt word no passage spells: "lenght" where the pages say "12 to 32
+    characters long" was no word the embedding model knows, so the question read as
+    "min/max password [unknown]". One slip is a letter dropped, added, changed or two
+    neighbours swapped ("lenght" → "length", "defualt" → "default"); where two English
+    words are one slip away, which one was meant is not known and the word is kept.
+    A name no page knows stays unknown: few are one slip from an English word, and
+    a word that is an English word with a letter before or after it ("tallyo",
+    "kinetica") is taken as a name made from it, not as that word misspelt.
+    """
+    if len(lower) < MIN_LENGTH + 1:
+        return None
+    splits = [(lower[:i], lower[i:]) for i in range(len(lower) + 1)]
+    slips = {a + b[1:] for a, b in splits if b}
+    slips |= {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    slips |= {a + c + b[1:] for a, b in splits if b for c in _LETTERS}
+    slips |= {a + c + b for a, b in splits for c in _LETTERS}
+    found = {
+        w
+        for w in slips
+        if len(w) >= MIN_LENGTH
+        and w in real
+        and not (len(w) < len(lower) and (lower.startswith(w) or lower.endswith(w)))
+    }
+    return found.pop() if len(found) == 1 else None
 
 
 def _same_case(original: str, fixed: str) -> str:

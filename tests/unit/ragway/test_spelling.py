@@ -194,6 +194,32 @@ def test_a_consonant_left_single_before_its_ending_takes_the_passages_spelling()
     assert repair("is scaning free", vocabulary(["Scans are free."])) == "is scaning free"
 
 
+def test_a_slip_no_passage_spells_takes_the_one_english_word_it_can_be() -> None:
+    # "lenght" where the pages say "12 to 32 characters long": no passage word was near,
+    # so the embedding model read "min/max password [unknown word pieces]".
+    known = vocabulary(["Your password must be 12 to 32 characters long."])
+    assert repair("min/max pasword lenght for online bankng?", known) == (
+        "min/max password length for online banking?"
+    )
+    assert repair("whats the defualt pin", known) == "what's the default pin"
+    # A name made from an English word and a letter is no slip of it, and a name one
+    # slip from no English word stays as it is: the refusal must still see it.
+    assert repair("does kinetica take cash", known) == "does kinetica take cash"
+    assert repair("does zoomify work here", known) == "does zoomify work here"
+    # Two English words one slip away: which one was meant is not known.
+    assert repair("the acount page", known) == "the acount page"
+
+
+def test_more_text_speak_is_spelt_out() -> None:
+    known = vocabulary(["Resale tickets are refunded. Book 3 nights."])
+    assert repair("can we get in early if we pay xtra", known) == (
+        "can we get in early if we pay extra"
+    )
+    assert repair("i bought resale tix, can i book 3 nites", known) == (
+        "i bought resale tickets, can i book 3 nights"
+    )
+
+
 def test_a_clipped_word_is_spelt_out_as_the_passages_write_it() -> None:
     # Refused before: "env" and "var" were in no passage, and the question hung on them.
     page = "Start the app with the environment variable NW_DISABLE_GPU=1."

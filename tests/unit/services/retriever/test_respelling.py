@@ -24,7 +24,12 @@ def test_a_misspelt_word_is_spelt_as_the_candidates_spell_it() -> None:
     )
     # Spelt right already, or no candidate spells it: no second search.
     assert _respelt("which code does a disabled api key get", lists) is None
-    assert _respelt("which code does a revokd api key get", lists) is None
+    assert _respelt("which code does a frobnicatd api key get", lists) is None
+    # No candidate spells it, but it is one slip from one English word: searched as
+    # that word, which a passage outside the candidates may hold.
+    assert _respelt("which code does a revokd api key get", lists) == (
+        "which code does a revoked api key get"
+    )
 
 
 def test_a_passage_only_the_right_spelling_reaches_joins_the_hits(tmp_path: Path) -> None:
