@@ -419,9 +419,12 @@ def _one_slip_from(lower: str, real: Container[str]) -> str | None:
 
     For a misspelt word no passage spells: "lenght" where the pages say "12 to 32
     characters long" was no word the embedding model knows, so the question read as
-    "min/max password [unknown]". One slip is a letter dropped, added, changed or two
-    neighbours swapped ("lenght" → "length", "defualt" → "default"); where two English
-    words are one slip away, which one was meant is not known and the word is kept.
+    "min/max password [unknown]". One slip is two neighbours swapped ("lenght" →
+    "length", "defualt" → "default") or a letter left out ("certifcate"). A letter
+    changed or added is not taken for one: a word spelt right but outside the model's
+    whole words is too often one such edit from another word ("fallback" from
+    "fullback", "balancer" from "balanced"). Where two English words are one slip
+    away, which one was meant is not known and the word is kept.
     A name no page knows stays unknown: few are one slip from an English word, and
     a word that is an English word with a letter before or after it ("tallyo",
     "kinetica") is taken as a name made from it, not as that word misspelt.
@@ -429,9 +432,7 @@ def _one_slip_from(lower: str, real: Container[str]) -> str | None:
     if len(lower) < MIN_LENGTH + 1:
         return None
     splits = [(lower[:i], lower[i:]) for i in range(len(lower) + 1)]
-    slips = {a + b[1:] for a, b in splits if b}
-    slips |= {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
-    slips |= {a + c + b[1:] for a, b in splits if b for c in _LETTERS}
+    slips = {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
     slips |= {a + c + b for a, b in splits for c in _LETTERS}
     found = {
         w

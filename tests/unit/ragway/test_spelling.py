@@ -206,8 +206,11 @@ def test_a_slip_no_passage_spells_takes_the_one_english_word_it_can_be() -> None
     # slip from no English word stays as it is: the refusal must still see it.
     assert repair("does kinetica take cash", known) == "does kinetica take cash"
     assert repair("does zoomify work here", known) == "does zoomify work here"
+    # A word spelt right that is no whole word of the model's vocabulary is one
+    # changed letter from another word: no slip ("fallback" is not "fullback").
+    assert repair("what do we keep as a fallback", known) == "what do we keep as a fallback"
     # Two English words one slip away: which one was meant is not known.
-    assert repair("the acount page", known) == "the acount page"
+    assert repair("it accets cards", known) == "it accets cards"  # accepts, accents
 
 
 def test_more_text_speak_is_spelt_out() -> None:
