@@ -178,6 +178,20 @@ _FORMAT_ASKED = (
         rf"([\w-]+\s+)?({_REFERENCE})\s*\?",
         re.I,
     ),
+    # "How many digits are in an Islander Card number?", "How many digits does my
+    # customer number have": its length.
+    re.compile(
+        rf"\bhow\s+many\s+(?:digits|characters|letters)\s+(?:are\s+in|is\s+in|in|does|do)\s+"
+        rf"(?:(?:a|an|the|my|your|our)\s+)?(?:[\w'-]+\s+){{0,3}}?([\w-]+\s+)?({_REFERENCE})\b",
+        re.I,
+    ),
+    # "What letters does a bulky waste booking reference begin with?": its prefix.
+    re.compile(
+        rf"\bwhat\s+(?:(?:letters?|characters?|digits?|prefix)\s+)?(?:does|do)\s+"
+        rf"(?:a|an|the|my|your|our)\s+(?:[\w'-]+\s+){{0,3}}?([\w-]+\s+)?({_REFERENCE})\s+"
+        rf"(?:start|begin)s?\s+with\b",
+        re.I,
+    ),
 )
 
 # (pattern on the question, answer type): the first that matches wins.

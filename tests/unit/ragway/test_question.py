@@ -603,6 +603,11 @@ def test_a_bare_run_of_seven_digits_is_no_phone_number() -> None:
         ("What format is a Shieldline claim number?", "claim number"),
         # "How long" of a reference asks for its length in characters, not a span.
         ("How long is a Roadwise confirmation number?", "confirmation number"),
+        # How many digits a reference has, and what it starts with: its form too.
+        ("How many digits are in an Islander Card number?", "Card number"),
+        ("How many digits does my Gridwise customer number have?", "customer number"),
+        ("What letters does a bulky waste booking reference begin with?", "booking reference"),
+        ("What does my membership number start with?", "membership number"),
     ],
 )
 def test_what_a_reference_looks_like_asks_for_its_form(question: str, reference: str) -> None:
@@ -617,6 +622,8 @@ def test_what_a_reference_looks_like_asks_for_its_form(question: str, reference:
         "How long is the DishDash sign-in OTP valid?",
         "How long is an invite to a new user valid?",
         "What does the app look like on a tablet?",
+        "How many digits is the PIN?",
+        "What does the trial start with?",
     ],
 )
 def test_how_long_a_code_lasts_or_how_an_app_looks_asks_no_form(question: str) -> None:
