@@ -154,7 +154,7 @@ _LINE_KINDS = (
     r"support|customer\s+(?:service|care)"
 )
 # A search-box query: no word anywhere that asks how, whether, when or what.
-_NOT_ASKING_HOW = (
+_SEARCH_BOX = (
     r"(?!.*\b(?:how|what|which|when|where|why|who|can|could|do|does|did|is|are|was|were|"
     r"will|would|should|may|might|if)\b)"
 )
@@ -225,7 +225,7 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             # A search box's "support phone number pls", "out of hours number for
             # members": a number named by what it is for; not a question of how or
             # whether ("How do I change my phone number?").
-            rf"^{_NOT_ASKING_HOW}[^?]*?\b(?:(?:tele)?phone|{_LINE_KINDS})\s+numbers?\b|"
+            rf"^{_SEARCH_BOX}[^?]*?\b(?:(?:tele)?phone|{_LINE_KINDS})\s+numbers?\b|"
             rf"\b(?:what(?:'s|\s+is|\s+are)|which)\s+(?:[\w'-]+\s+){{0,3}}?"
             rf"(?:{_LINE_KINDS})\s+numbers?\b",
             re.I,

@@ -303,7 +303,7 @@ def _replacement(
     forms: dict[str, tuple[int, str]],
     stems: frozenset[str],
     joined: dict[str, str],
-    real: Container[str] = frozenset(),
+    real: Container[str],
 ) -> str | None:
     """The passages' spelling of ``lower`` (else the one English word of ``real`` a
     slip away), or None when there is none.
@@ -313,7 +313,7 @@ def _replacement(
     """
     if lower in forms:
         return None
-    if (doubled := _with_doubling(lower)) in forms:
+    if (doubled := _with_doubling(lower)) is not None and doubled in forms:
         # "scaning" where the passages write "scanning": without this, "scans" made
         # it look like another form of a known word, and it was kept.
         return doubled
@@ -369,14 +369,14 @@ def _another_form(word: str, known: str) -> bool:
     return _regular_ending(base, word[len(base) :]) and _regular_ending(base, known[len(base) :])
 
 
-def _with_doubling(word: str) -> str:
+def _with_doubling(word: str) -> str | None:
     """The word with the consonant before its ending doubled ("scaning" → "scanning"),
-    or the word itself when it has no ending that doubles one."""
+    or None when it has no ending that doubles one (no word ends in two of them)."""
     for ending in _DOUBLING_ENDINGS:
         base = word[: -len(ending)]
         if word.endswith(ending) and len(base) >= 3 and base[-1] not in "aeiouwxy":
             return base + base[-1] + ending
-    return word
+    return None
 
 
 def _regular_ending(base: str, ending: str) -> bool:
@@ -426,21 +426,16 @@ def _one_slip_from(lower: str, real: Container[str]) -> str | None:
     "fullback", "balancer" from "balanced"). Where two English words are one slip
     away, which one was meant is not known and the word is kept.
     A name no page knows stays unknown: few are one slip from an English word, and
-    a word that is an English word with a letter before or after it ("tallyo",
-    "kinetica") is taken as a name made from it, not as that word misspelt.
+    an English word with a letter before or after it ("tallyo", "kinetica") is no
+    slip of that word, since a letter added is not one.
     """
     if len(lower) < MIN_LENGTH + 1:
         return None
     splits = [(lower[:i], lower[i:]) for i in range(len(lower) + 1)]
     slips = {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
     slips |= {a + c + b for a, b in splits for c in _LETTERS}
-    found = {
-        w
-        for w in slips
-        if len(w) >= MIN_LENGTH
-        and w in real
-        and not (len(w) < len(lower) and (lower.startswith(w) or lower.endswith(w)))
-    }
+    # Every slip is as long as the word or longer, so at least MIN_LENGTH + 1.
+    found = {w for w in slips if w in real}
     return found.pop() if len(found) == 1 else None
 
 

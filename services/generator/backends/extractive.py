@@ -790,7 +790,7 @@ class ExtractiveGenerator:
         # part_sentences per part. Capped at max_sentences as well, a two-part
         # question's first part took the third place and the second part's
         # runner-up, which often held its fact, never fitted.
-        cap = cfg.max_sentences if n_parts == 1 else n_parts * per_part
+        cap = n_parts * per_part
         # Once one part of the question is answered, the others need a little less:
         # the question as a whole is known to be about this knowledge base.
         threshold = cfg.min_support if min_support is None else min_support
