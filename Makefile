@@ -203,6 +203,14 @@ eval-answers: $(STAMP) ## The demo and the twenty help-centre QA sets through th
 	$(BIN)/ragway eval answers --qa eval/holloway/qa-heldout.yaml
 	$(BIN)/ragway eval answers --qa eval/dunmore/qa-tuning.yaml
 	$(BIN)/ragway eval answers --qa eval/dunmore/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/westcombe/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/westcombe/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/lochinver/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/lochinver/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/redcliffe/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/redcliffe/qa-heldout.yaml
+	$(BIN)/ragway eval answers --qa eval/oakhampton/qa-tuning.yaml
+	$(BIN)/ragway eval answers --qa eval/oakhampton/qa-heldout.yaml
 
 .PHONY: eval-gate
 eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture retrieval, gated
@@ -264,6 +272,14 @@ eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture
 	$(BIN)/ragway eval answers --qa eval/holloway/qa-heldout.yaml --output var/eval/gate/holloway-heldout
 	$(BIN)/ragway eval answers --qa eval/dunmore/qa-tuning.yaml --output var/eval/gate/dunmore-tuning
 	$(BIN)/ragway eval answers --qa eval/dunmore/qa-heldout.yaml --output var/eval/gate/dunmore-heldout
+	$(BIN)/ragway eval answers --qa eval/westcombe/qa-tuning.yaml --output var/eval/gate/westcombe-tuning
+	$(BIN)/ragway eval answers --qa eval/westcombe/qa-heldout.yaml --output var/eval/gate/westcombe-heldout
+	$(BIN)/ragway eval answers --qa eval/lochinver/qa-tuning.yaml --output var/eval/gate/lochinver-tuning
+	$(BIN)/ragway eval answers --qa eval/lochinver/qa-heldout.yaml --output var/eval/gate/lochinver-heldout
+	$(BIN)/ragway eval answers --qa eval/redcliffe/qa-tuning.yaml --output var/eval/gate/redcliffe-tuning
+	$(BIN)/ragway eval answers --qa eval/redcliffe/qa-heldout.yaml --output var/eval/gate/redcliffe-heldout
+	$(BIN)/ragway eval answers --qa eval/oakhampton/qa-tuning.yaml --output var/eval/gate/oakhampton-tuning
+	$(BIN)/ragway eval answers --qa eval/oakhampton/qa-heldout.yaml --output var/eval/gate/oakhampton-heldout
 	$(BIN)/ragway eval retrieval --dataset tests/fixtures/beir-tiny --split all \
 	  --output var/eval/gate/retrieval
 	$(BIN)/ragway eval gate --config eval/gates.yaml

@@ -325,6 +325,10 @@ _TUNING_SETS = [
     Path("eval/ambleside/qa-tuning.yaml"),
     Path("eval/holloway/qa-tuning.yaml"),
     Path("eval/dunmore/qa-tuning.yaml"),
+    Path("eval/westcombe/qa-tuning.yaml"),
+    Path("eval/lochinver/qa-tuning.yaml"),
+    Path("eval/redcliffe/qa-tuning.yaml"),
+    Path("eval/oakhampton/qa-tuning.yaml"),
 ]
 
 

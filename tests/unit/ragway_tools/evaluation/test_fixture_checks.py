@@ -41,6 +41,10 @@ FIXTURES = ["helpcentre", "supportdesk", "servicehub", "homecart", "hostclub", "
         "ambleside",
         "holloway",
         "dunmore",
+        "westcombe",
+        "lochinver",
+        "redcliffe",
+        "oakhampton",
     ],
 )
 def test_the_fixture_passes_its_checker(fixture: str) -> None:

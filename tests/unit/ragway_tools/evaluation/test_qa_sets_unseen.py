@@ -37,7 +37,7 @@ def _knowledge_base_text(folders: tuple[Path, ...]) -> str:
 
 
 def test_every_shipped_qa_set_is_checked() -> None:
-    assert len(QA_FILES) == 58
+    assert len(QA_FILES) == 66
 
 
 @pytest.mark.parametrize("path", QA_FILES, ids=lambda p: str(p.relative_to(ROOT / "eval")))
