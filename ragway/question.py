@@ -210,9 +210,10 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             # "number for the ferry status recording pls": a search box's "number for".
             r"^\s*(?:the\s+)?(?:phone\s+)?numbers?\s+(?:for|of)\s+(?:the|your|a)\b|"
             # "What number do I ring to book help?", "Which number should I use to call
-            # you from overseas?": the number rung is the answer.
-            r"\b(?:what|which)\s+(?:[\w-]+\s+){0,2}?numbers?\s+(?:do|should|can|shall|would)\s+"
-            r"(?:I|we|you)\s+(?:(?:use\s+to\s+)?(?:call|ring|dial|phone))\b|"
+            # you from overseas?", "What number can parents ring?": the number rung is
+            # the answer, whoever rings it.
+            r"\b(?:what|which)\s+(?:[\w-]+\s+){0,2}?numbers?\s+(?:do|does|should|can|shall|would)\s+"
+            r"(?:I|we|you|(?:[\w'-]+\s+){1,2}?)\s*(?:(?:use\s+to\s+)?(?:call|ring|dial|phone))\b|"
             r"\b(?:hotline|helpline)\s+numbers?\b|"
             # "What's the number for roadside assistance?": the one to call.
             rf"\b(?:{_WHAT_IS}|which)\s+(?:(?:phone|contact|support|main|direct|emergency|"

@@ -183,7 +183,13 @@ MAX_LISTED_ITEMS = 8
 # is known; "HB-E804" is a code; "some1", "incl" and "rd" are spelt out; "is there a
 # charge" asks for a price; what to do before a step gets the step before it; a rule
 # for ages answers a question that gives one; "link validity" asks how long.
-POLICY_VERSION = "extractive-policy-21"
+# 21: a runner-up at 78 % of the best unit's support joins the answer, two units per
+# part of a multi-part question; spelling read from headings too, doubled consonants,
+# one-slip English words; more numbers to ring.
+# 22: what a question asks about the outside of ("outside peak season") names no row
+# or column to answer with; a number anyone rings ("What number can parents ring?")
+# asks for a phone number.
+POLICY_VERSION = "extractive-policy-22"
 
 
 @dataclass(frozen=True, slots=True)
@@ -566,6 +572,10 @@ class ExtractiveGenerator:
         for n, part in enumerate(question_parts):
             q_terms = question_terms(part.text)
             q_terms -= reading.absent(_value_named(part.text, q_terms, answer_type(part.text)))
+            # "outside peak season" asks about the rest of the year: the words it
+            # excludes name no row or column to answer with.
+            outside = _outside(part.text)
+            q_terms -= frozenset().union(*outside)
             passed_over = _passed_over(passages, units_of, row_keys, q_terms, everywhere)
             weights = _term_weights(q_terms, passage_terms)
             # A term no passage has keeps its (top) rarity weight in the share, so a
@@ -579,7 +589,7 @@ class ExtractiveGenerator:
             names = _question_names(part.text, q_terms)
             names_missing = len(_absent_names(part.text, q_terms, reading))
             cosines = unit_vectors @ part_vectors[n]
-            quotes = [_quote(u, q_terms, part) for _, u in candidates]
+            quotes = [_quote(u, q_terms, part, outside) for _, u in candidates]
             # A row answers with the cells asked about: it is also read that way,
             # so "Business — Max members: 2,000" is not drowned by its other cells.
             focused = {
@@ -653,7 +663,11 @@ class ExtractiveGenerator:
                     # A tier the question's own value falls in ("98.5%" in "Below
                     # 99.0% but at least 95.0%") is named by it as a key would be.
                     named = bool(key) and _key_matches(key, q_terms, everywhere)
-                    if (named and (p.number, u.position) not in passed_over) or ranges.within(
+                    if _excluded(key, u.key, outside):
+                        # "Gatehouse, peak season" is the row the question sets aside.
+                        support -= cfg.other_row_weight
+                        other_row = 1.0
+                    elif (named and (p.number, u.position) not in passed_over) or ranges.within(
                         u.key, part.text
                     ):
                         support += cfg.key_weight
@@ -1239,8 +1253,41 @@ def with_word_usage(event: GenerationEvent, request: GenerationRequest) -> Gener
     return replace(event, usage=Usage(input_tokens=read, output_tokens=len(words(event.answer))))
 
 
-def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:
-    """What the answer says for this unit: the unit, or a row's key and the asked cells."""
+# "outside peak season", "outside the US and the EU", "outside office hours": what the
+# question sets aside, one to three words, each alternative apart.
+_OUTSIDE = re.compile(
+    r"\boutside\s+(?:of\s+)?(?:the\s+|our\s+|your\s+)?([\w'-]+(?:\s+(?:and|or)\s+"
+    r"(?:the\s+)?[\w'-]+|\s+(?!(?:and|or|to|for|in|on|at|if|when|but|is|are|do|does|can|"
+    r"will)\b)[\w'-]+){0,2})",
+    re.I,
+)
+# A row or column that names the set-aside thing to say it is not it: "rest of the
+# season", "out of hours", "off-peak", "non-EU".
+_COMPLEMENT = re.compile(r"\b(?:out of|outside|after|rest of|other|off|non|except|not)\b", re.I)
+
+
+def _outside(text: str) -> tuple[frozenset[str], ...]:
+    """The terms of each thing the question asks about the outside of ("outside
+    peak season": peak and season), or none."""
+    m = _OUTSIDE.search(text)
+    if not m:
+        return ()
+    alternatives = re.split(r"\s+(?:and|or)\s+(?:the\s+)?", m.group(1))
+    return tuple(t for t in (frozenset(content_terms(a)) for a in alternatives) if t)
+
+
+def _excluded(terms: AbstractSet[str], label: str, outside: tuple[frozenset[str], ...]) -> bool:
+    """Whether a row key or column header (its ``terms``, its text ``label``) names a
+    thing the question sets aside: all of one alternative's terms, and no word that
+    says it is the rest."""
+    return any(alt <= terms for alt in outside) and not _COMPLEMENT.search(label)
+
+
+def _quote(
+    u: Unit, q_terms: set[str], part: QuestionPart, outside: tuple[frozenset[str], ...] = ()
+) -> str:
+    """What the answer says for this unit: the unit, or a row's key and the asked cells
+    (never a column the question sets aside, ``_outside``)."""
     if u.kind == "row":
         # The words a header shares with the row's key name the row, not the column:
         # "Proportion of Band D" in the row "Band D" says nothing of "the Band D charge".
@@ -1249,7 +1296,10 @@ def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:
             [
                 (i, set(content_terms(header) - keyed))
                 for i, (header, _) in enumerate(u.cells)
-                if i > 0 and header and (content_terms(header) - keyed) & q_terms
+                if i > 0
+                and header
+                and (content_terms(header) - keyed) & q_terms
+                and not _excluded(content_terms(header), header, outside)
             ],
             q_terms,
         )
@@ -1261,8 +1311,11 @@ def _quote(u: Unit, q_terms: set[str], part: QuestionPart) -> str:
             # "Bandwidth / month", but the price is in the Price column.
             asked += [
                 i
-                for i, (_, cell) in enumerate(u.cells)
-                if i > 0 and i not in asked and holds(cell, part.answer_type)
+                for i, (header, cell) in enumerate(u.cells)
+                if i > 0
+                and i not in asked
+                and holds(cell, part.answer_type)
+                and not _excluded(content_terms(header), header, outside)
             ]
         if asked:
             # A cell that says what the question asks about in its own words, beyond

@@ -82,6 +82,11 @@ from ragway.question import (
         ("Which phone number do I call about a lost card?", AnswerType.PHONE),
         ("What number do I ring to book help from the Assistance Team?", AnswerType.PHONE),
         ("Which number should I use to call you from overseas?", AnswerType.PHONE),
+        # Whoever rings it: "parents", "my daughter".
+        ("What number can parents ring to talk to Tutorly support?", AnswerType.PHONE),
+        ("Which number should my daughter call if she's stuck?", AnswerType.PHONE),
+        # How many numbers, or which numbers a plan calls, asks for no number to ring.
+        ("How many numbers can I call for free?", AnswerType.NUMBER),
         ("Which email address do invoices come from?", AnswerType.EMAIL),
         # A possessive among the words before it: "office's" is one word.
         ("What's the press office's 24-hour phone number?", AnswerType.PHONE),

@@ -34,6 +34,7 @@ from services.generator.backends.extractive import (
     _holds_asked,
     _names,
     _one_paragraph,
+    _outside,
     _quote,
     _unknown_rows,
     _with_asked_value,
@@ -1638,3 +1639,54 @@ def test_a_change_after_the_plain_value_is_left_out() -> None:
     assert _without_told_changes([plain, change, other_part]) == [plain, other_part]
     # A change that leads its part is its answer.
     assert _without_told_changes([change, plain]) == [change, plain]
+
+
+SKI_HIRE = Passage(
+    1,
+    "ski-hire#prices",
+    "ski-hire",
+    "Ski and board hire",
+    "Prices",
+    "| Package | Day rate, standard season | Day rate, peak season¹ |\n"
+    "|---|---|---|\n"
+    "| Adult skis and poles | €32 | €41 |\n"
+    "| Child skis and poles | €19 | €24 |\n"
+    "| Snowboard and boots | €35 | €45 |\n",
+)
+SHOP_HOURS = Passage(
+    2,
+    "ski-hire#hours",
+    "ski-hire",
+    "Ski and board hire",
+    "Shop hours",
+    "| Shop | Hours |\n"
+    "|---|---|\n"
+    "| Hire shop, peak season | 7:30am to 7pm every day |\n"
+    "| Hire shop, rest of the year | 9am to 5pm, Tuesday to Sunday |\n",
+)
+
+
+def test_a_question_about_outside_a_season_is_answered_by_the_rest_of_the_year() -> None:
+    # "outside peak season" named the peak column and the peak row: the answer
+    # quoted the peak price and the peak hours, the very ones the question sets aside.
+    final = answer_of("How much are child skis per day outside peak season?", [SKI_HIRE])
+    assert final.verdict is Verdict.GROUNDED, final.refusal_detail
+    assert "€19" in final.answer
+    assert "€24" not in final.answer
+    hours = GEN.score("When is the hire shop open outside peak season?", [SHOP_HOURS])
+    assert max(hours, key=lambda s: s.rank).text.startswith("Hire shop, rest of the year")
+    # A thing asked about plainly is still that thing.
+    final = answer_of("How much are child skis per day in peak season?", [SKI_HIRE])
+    assert "€24" in final.answer
+
+
+def test_what_a_question_sets_aside_is_each_thing_after_outside() -> None:
+    assert _outside("What's the delivery time if I live outside the US and the EU?") == (
+        frozenset({"us"}),
+        frozenset({"eu"}),
+    )
+    assert _outside("Who do I ring outside office hours?") == (frozenset({"offic", "hour"}),)
+    assert _outside("How much is a room outside peak season, please?") == (
+        frozenset({"peak", "season"}),
+    )
+    assert _outside("How much is a room in August?") == ()
