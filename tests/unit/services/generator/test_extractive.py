@@ -1690,3 +1690,5 @@ def test_what_a_question_sets_aside_is_each_thing_after_outside() -> None:
         frozenset({"peak", "season"}),
     )
     assert _outside("How much is a room in August?") == ()
+    # "outside" with nothing after it sets nothing aside.
+    assert _outside("Can I leave the bike outside?") == ()
