@@ -143,143 +143,32 @@ train-answerability: $(STAMP) ## Refit the refusal decision on the tuning QA set
 train-unit-ranker: $(STAMP) ## Refit which unit answers each question part on the tuning QA sets (services/generator/unit_ranker.json)
 	$(BIN)/ragway train unit-ranker
 
+# The help-centre fixtures under eval/ whose tuning and held-out parts eval-answers and
+# eval-gate run through the API (the gate's reports: var/eval/gate/<set>-<part>/).
+ANSWER_FIXTURES := \
+  helpcentre supportdesk servicehub homecart hostclub harbourpad \
+  lineside fernhill kestrel tidewater saltmarsh marlowe \
+  ashgrove copperleaf juniper orchard wrenfield quayside \
+  pinecrest bramble thornbury kingsmere seabright galloway \
+  ravensworth ambleside holloway dunmore westcombe lochinver \
+  redcliffe oakhampton
+
 .PHONY: eval-answers
-eval-answers: $(STAMP) ## The demo and the twenty help-centre QA sets through the API (tuning and held-out parts)
+eval-answers: $(STAMP) ## The demo and every help-centre fixture's QA set through the API (tuning and held-out parts)
 	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml
 	$(BIN)/ragway eval answers --qa eval/demo-qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/supportdesk/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/supportdesk/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/servicehub/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/servicehub/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/homecart/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/homecart/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/hostclub/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/hostclub/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/harbourpad/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/harbourpad/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/lineside/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/lineside/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/fernhill/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/fernhill/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/kestrel/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/kestrel/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/tidewater/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/tidewater/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/saltmarsh/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/saltmarsh/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/marlowe/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/marlowe/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/ashgrove/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/ashgrove/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/copperleaf/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/copperleaf/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/juniper/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/juniper/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/orchard/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/orchard/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/wrenfield/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/wrenfield/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/quayside/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/quayside/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/pinecrest/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/pinecrest/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/bramble/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/bramble/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/thornbury/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/thornbury/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/kingsmere/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/kingsmere/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/seabright/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/seabright/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/galloway/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/galloway/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/ravensworth/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/ravensworth/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/ambleside/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/ambleside/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/holloway/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/holloway/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/dunmore/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/dunmore/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/westcombe/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/westcombe/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/lochinver/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/lochinver/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/redcliffe/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/redcliffe/qa-heldout.yaml
-	$(BIN)/ragway eval answers --qa eval/oakhampton/qa-tuning.yaml
-	$(BIN)/ragway eval answers --qa eval/oakhampton/qa-heldout.yaml
+	set -e; for set in $(ANSWER_FIXTURES); do for part in tuning heldout; do \
+	  $(BIN)/ragway eval answers --qa eval/$$set/qa-$$part.yaml; \
+	done; done
 
 .PHONY: eval-gate
 eval-gate: $(STAMP) ## What CI blocks on: demo and help-centre answers + fixture retrieval, gated
 	$(BIN)/ragway eval answers --qa eval/demo-qa.yaml --output var/eval/gate/answers
 	$(BIN)/ragway eval answers --qa eval/demo-qa-heldout.yaml --output var/eval/gate/answers-heldout
-	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-tuning.yaml --output var/eval/gate/helpcentre-tuning
-	$(BIN)/ragway eval answers --qa eval/helpcentre/qa-heldout.yaml --output var/eval/gate/helpcentre-heldout
-	$(BIN)/ragway eval answers --qa eval/supportdesk/qa-tuning.yaml --output var/eval/gate/supportdesk-tuning
-	$(BIN)/ragway eval answers --qa eval/supportdesk/qa-heldout.yaml --output var/eval/gate/supportdesk-heldout
-	$(BIN)/ragway eval answers --qa eval/servicehub/qa-tuning.yaml --output var/eval/gate/servicehub-tuning
-	$(BIN)/ragway eval answers --qa eval/servicehub/qa-heldout.yaml --output var/eval/gate/servicehub-heldout
-	$(BIN)/ragway eval answers --qa eval/homecart/qa-tuning.yaml --output var/eval/gate/homecart-tuning
-	$(BIN)/ragway eval answers --qa eval/homecart/qa-heldout.yaml --output var/eval/gate/homecart-heldout
-	$(BIN)/ragway eval answers --qa eval/hostclub/qa-tuning.yaml --output var/eval/gate/hostclub-tuning
-	$(BIN)/ragway eval answers --qa eval/hostclub/qa-heldout.yaml --output var/eval/gate/hostclub-heldout
-	$(BIN)/ragway eval answers --qa eval/harbourpad/qa-tuning.yaml --output var/eval/gate/harbourpad-tuning
-	$(BIN)/ragway eval answers --qa eval/harbourpad/qa-heldout.yaml --output var/eval/gate/harbourpad-heldout
-	$(BIN)/ragway eval answers --qa eval/lineside/qa-tuning.yaml --output var/eval/gate/lineside-tuning
-	$(BIN)/ragway eval answers --qa eval/lineside/qa-heldout.yaml --output var/eval/gate/lineside-heldout
-	$(BIN)/ragway eval answers --qa eval/fernhill/qa-tuning.yaml --output var/eval/gate/fernhill-tuning
-	$(BIN)/ragway eval answers --qa eval/fernhill/qa-heldout.yaml --output var/eval/gate/fernhill-heldout
-	$(BIN)/ragway eval answers --qa eval/kestrel/qa-tuning.yaml --output var/eval/gate/kestrel-tuning
-	$(BIN)/ragway eval answers --qa eval/kestrel/qa-heldout.yaml --output var/eval/gate/kestrel-heldout
-	$(BIN)/ragway eval answers --qa eval/tidewater/qa-tuning.yaml --output var/eval/gate/tidewater-tuning
-	$(BIN)/ragway eval answers --qa eval/tidewater/qa-heldout.yaml --output var/eval/gate/tidewater-heldout
-	$(BIN)/ragway eval answers --qa eval/saltmarsh/qa-tuning.yaml --output var/eval/gate/saltmarsh-tuning
-	$(BIN)/ragway eval answers --qa eval/saltmarsh/qa-heldout.yaml --output var/eval/gate/saltmarsh-heldout
-	$(BIN)/ragway eval answers --qa eval/marlowe/qa-tuning.yaml --output var/eval/gate/marlowe-tuning
-	$(BIN)/ragway eval answers --qa eval/marlowe/qa-heldout.yaml --output var/eval/gate/marlowe-heldout
-	$(BIN)/ragway eval answers --qa eval/ashgrove/qa-tuning.yaml --output var/eval/gate/ashgrove-tuning
-	$(BIN)/ragway eval answers --qa eval/ashgrove/qa-heldout.yaml --output var/eval/gate/ashgrove-heldout
-	$(BIN)/ragway eval answers --qa eval/copperleaf/qa-tuning.yaml --output var/eval/gate/copperleaf-tuning
-	$(BIN)/ragway eval answers --qa eval/copperleaf/qa-heldout.yaml --output var/eval/gate/copperleaf-heldout
-	$(BIN)/ragway eval answers --qa eval/juniper/qa-tuning.yaml --output var/eval/gate/juniper-tuning
-	$(BIN)/ragway eval answers --qa eval/juniper/qa-heldout.yaml --output var/eval/gate/juniper-heldout
-	$(BIN)/ragway eval answers --qa eval/orchard/qa-tuning.yaml --output var/eval/gate/orchard-tuning
-	$(BIN)/ragway eval answers --qa eval/orchard/qa-heldout.yaml --output var/eval/gate/orchard-heldout
-	$(BIN)/ragway eval answers --qa eval/wrenfield/qa-tuning.yaml --output var/eval/gate/wrenfield-tuning
-	$(BIN)/ragway eval answers --qa eval/wrenfield/qa-heldout.yaml --output var/eval/gate/wrenfield-heldout
-	$(BIN)/ragway eval answers --qa eval/quayside/qa-tuning.yaml --output var/eval/gate/quayside-tuning
-	$(BIN)/ragway eval answers --qa eval/quayside/qa-heldout.yaml --output var/eval/gate/quayside-heldout
-	$(BIN)/ragway eval answers --qa eval/pinecrest/qa-tuning.yaml --output var/eval/gate/pinecrest-tuning
-	$(BIN)/ragway eval answers --qa eval/pinecrest/qa-heldout.yaml --output var/eval/gate/pinecrest-heldout
-	$(BIN)/ragway eval answers --qa eval/bramble/qa-tuning.yaml --output var/eval/gate/bramble-tuning
-	$(BIN)/ragway eval answers --qa eval/bramble/qa-heldout.yaml --output var/eval/gate/bramble-heldout
-	$(BIN)/ragway eval answers --qa eval/thornbury/qa-tuning.yaml --output var/eval/gate/thornbury-tuning
-	$(BIN)/ragway eval answers --qa eval/thornbury/qa-heldout.yaml --output var/eval/gate/thornbury-heldout
-	$(BIN)/ragway eval answers --qa eval/kingsmere/qa-tuning.yaml --output var/eval/gate/kingsmere-tuning
-	$(BIN)/ragway eval answers --qa eval/kingsmere/qa-heldout.yaml --output var/eval/gate/kingsmere-heldout
-	$(BIN)/ragway eval answers --qa eval/seabright/qa-tuning.yaml --output var/eval/gate/seabright-tuning
-	$(BIN)/ragway eval answers --qa eval/seabright/qa-heldout.yaml --output var/eval/gate/seabright-heldout
-	$(BIN)/ragway eval answers --qa eval/galloway/qa-tuning.yaml --output var/eval/gate/galloway-tuning
-	$(BIN)/ragway eval answers --qa eval/galloway/qa-heldout.yaml --output var/eval/gate/galloway-heldout
-	$(BIN)/ragway eval answers --qa eval/ravensworth/qa-tuning.yaml --output var/eval/gate/ravensworth-tuning
-	$(BIN)/ragway eval answers --qa eval/ravensworth/qa-heldout.yaml --output var/eval/gate/ravensworth-heldout
-	$(BIN)/ragway eval answers --qa eval/ambleside/qa-tuning.yaml --output var/eval/gate/ambleside-tuning
-	$(BIN)/ragway eval answers --qa eval/ambleside/qa-heldout.yaml --output var/eval/gate/ambleside-heldout
-	$(BIN)/ragway eval answers --qa eval/holloway/qa-tuning.yaml --output var/eval/gate/holloway-tuning
-	$(BIN)/ragway eval answers --qa eval/holloway/qa-heldout.yaml --output var/eval/gate/holloway-heldout
-	$(BIN)/ragway eval answers --qa eval/dunmore/qa-tuning.yaml --output var/eval/gate/dunmore-tuning
-	$(BIN)/ragway eval answers --qa eval/dunmore/qa-heldout.yaml --output var/eval/gate/dunmore-heldout
-	$(BIN)/ragway eval answers --qa eval/westcombe/qa-tuning.yaml --output var/eval/gate/westcombe-tuning
-	$(BIN)/ragway eval answers --qa eval/westcombe/qa-heldout.yaml --output var/eval/gate/westcombe-heldout
-	$(BIN)/ragway eval answers --qa eval/lochinver/qa-tuning.yaml --output var/eval/gate/lochinver-tuning
-	$(BIN)/ragway eval answers --qa eval/lochinver/qa-heldout.yaml --output var/eval/gate/lochinver-heldout
-	$(BIN)/ragway eval answers --qa eval/redcliffe/qa-tuning.yaml --output var/eval/gate/redcliffe-tuning
-	$(BIN)/ragway eval answers --qa eval/redcliffe/qa-heldout.yaml --output var/eval/gate/redcliffe-heldout
-	$(BIN)/ragway eval answers --qa eval/oakhampton/qa-tuning.yaml --output var/eval/gate/oakhampton-tuning
-	$(BIN)/ragway eval answers --qa eval/oakhampton/qa-heldout.yaml --output var/eval/gate/oakhampton-heldout
+	set -e; for set in $(ANSWER_FIXTURES); do for part in tuning heldout; do \
+	  $(BIN)/ragway eval answers --qa eval/$$set/qa-$$part.yaml \
+	    --output var/eval/gate/$$set-$$part; \
+	done; done
 	$(BIN)/ragway eval retrieval --dataset tests/fixtures/beir-tiny --split all \
 	  --output var/eval/gate/retrieval
 	$(BIN)/ragway eval gate --config eval/gates.yaml

@@ -663,7 +663,7 @@ class ExtractiveGenerator:
                     # A tier the question's own value falls in ("98.5%" in "Below
                     # 99.0% but at least 95.0%") is named by it as a key would be.
                     named = bool(key) and _key_matches(key, q_terms, everywhere)
-                    if _excluded(key, u.key, outside):
+                    if _excluded(u.key, outside, key):
                         # "Gatehouse, peak season" is the row the question sets aside.
                         support -= cfg.other_row_weight
                         other_row = 1.0
@@ -1276,11 +1276,17 @@ def _outside(text: str) -> tuple[frozenset[str], ...]:
     return tuple(t for t in (frozenset(content_terms(a)) for a in alternatives) if t)
 
 
-def _excluded(terms: AbstractSet[str], label: str, outside: tuple[frozenset[str], ...]) -> bool:
-    """Whether a row key or column header (its ``terms``, its text ``label``) names a
-    thing the question sets aside: all of one alternative's terms, and no word that
-    says it is the rest."""
-    return any(alt <= terms for alt in outside) and not _COMPLEMENT.search(label)
+def _excluded(
+    label: str, outside: tuple[frozenset[str], ...], terms: AbstractSet[str] | None = None
+) -> bool:
+    """Whether a column header or row key (``label``; its ``terms``, by default its
+    content terms) names a thing the question sets aside: all of one alternative's
+    terms, and no word that says it is the rest. Nothing is set aside for most
+    questions, and then no label is read."""
+    if not outside:
+        return False
+    held = content_terms(label) if terms is None else terms
+    return any(alt <= held for alt in outside) and not _COMPLEMENT.search(label)
 
 
 def _quote(
@@ -1299,7 +1305,7 @@ def _quote(
                 if i > 0
                 and header
                 and (content_terms(header) - keyed) & q_terms
-                and not _excluded(content_terms(header), header, outside)
+                and not _excluded(header, outside)
             ],
             q_terms,
         )
@@ -1315,7 +1321,7 @@ def _quote(
                 if i > 0
                 and i not in asked
                 and holds(cell, part.answer_type)
-                and not _excluded(content_terms(header), header, outside)
+                and not _excluded(header, outside)
             ]
         if asked:
             # A cell that says what the question asks about in its own words, beyond
