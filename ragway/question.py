@@ -245,7 +245,7 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
     # change a parcel's weight?" nor "How is the score weighted?".
     (
         re.compile(
-            rf"\bweighs?\b|\bhow\s+heavy\b|\bweight\s+limits?\b|"
+            rf"\bweighs?\b|\bhow\s+heavy\b|\b(?:heaviest|lightest)\b|\bweight\s+limits?\b|"
             rf"\b(?:{_WHAT_IS})\s+(?:[\w-]+\s+){{0,3}}?weight\b",
             re.I,
         ),
@@ -393,6 +393,8 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             r"what (?:do|does|will|would) (?:[\w'-]+\s+){1,3}?charge\b",
             r"how much .* charges?",
             "how much .* pay",
+            # "the smallest amount I can top up": money, as a limit on a payment.
+            r"(?:smallest|largest|lowest|highest|min(?:imum)?|max(?:imum)?) amount",
             # "How much for a new one?", "how much to add a seat": a price, as chat
             # writes it ("how much 4 a new one").
             r"how much (?:for|4|to)\b",
@@ -739,11 +741,29 @@ def holds(text: str, kind: AnswerType) -> bool:
         # an offset: "40 minutes before departure".
         return True
     pattern = _VALUE_PATTERNS[kind]
+    if kind is AnswerType.AMOUNT and (_SHARE_OF_PRICE.search(text) or _FEE_SHARE.search(text)):
+        return True
     if kind is AnswerType.PHONE:
         return any(_phone_like(m.group(0)) for m in pattern.finditer(text))
     return bool(pattern.search(text))
 
 
+# "How much would we lose?" is answered by a share of a price the page does not restate:
+# "50% of the rental", "half the lesson price", "the full fare".
+_PRICE_NOUN = r"(?:fare|price|cost|rental|fee|rate|total|amount|charge|bill|deposit)s?\b"
+_SHARE_OF_PRICE = re.compile(
+    rf"\d[\d,.]*\s*(?:%|percent)\s+of\s+(?:the\s+|your\s+|its\s+)?(?:[\w-]+\s+){{0,2}}?{_PRICE_NOUN}|"
+    rf"\b(?:half|(?:a|one)[\s-](?:third|quarter)|full)\s+(?:of\s+)?(?:the\s+|your\s+)?"
+    rf"(?:[\w-]+\s+){{0,2}}?{_PRICE_NOUN}",
+    re.I,
+)
+
+# A fee charged as a share: "the platform fee is 30%", "a 3% card surcharge".
+_FEE_SHARE = re.compile(
+    r"\b(?:fees?|commission|surcharges?)\b(?: (?:is|are|of))? (?:up to |at most )?\d[\d,.]*\s*%|"
+    r"\d[\d,.]*\s*%\s+(?:[\w-]+\s+)?(?:fee|commission|surcharge)s?\b",
+    re.I,
+)
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -763,7 +783,8 @@ def _phone_like(found: str) -> bool:
 # hours"): of two sentences about the same thing, the one stating the limit answers.
 _ASKS_BOUND = re.compile(
     r"\b(?:max(?:imum)?|min(?:imum)?|longest|shortest|largest|biggest|smallest|highest|"
-    r"lowest|most|fewest|limits?|cap|up to|at most|at least|how (?:long|many|much|big|large|"
+    r"lowest|heaviest|lightest|most|fewest|limits?|cap|up to|at most|at least|"
+    r"how (?:long|many|much|big|large|"
     r"early|late|far|old)\b.*\bcan|deadline|by when|"
     # "How long do I have to claim?" asks for the time limit, not how long it takes.
     r"how (?:long|much time) (?:do|does|will|would) \w+ have to (?!be\b)|how long have \w+ got)\b",

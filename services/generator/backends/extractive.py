@@ -189,7 +189,11 @@ MAX_LISTED_ITEMS = 8
 # 22: what a question asks about the outside of ("outside peak season") names no row
 # or column to answer with; a number anyone rings ("What number can parents ring?")
 # asks for a phone number.
-POLICY_VERSION = "extractive-policy-22"
+# 23: a value the question gives ("five days away", "about 30 hours before") keys the
+# tier it falls in, in a list of terms as in a table, across units of time; days and
+# months written short or as spans ("Sat", "Mon-Fri", "Apr-Oct"); a share of a price
+# and a fee charged as a share are amounts; "heavy" and "amount" said by the value.
+POLICY_VERSION = "extractive-policy-23"
 
 
 @dataclass(frozen=True, slots=True)
@@ -642,6 +646,11 @@ class ExtractiveGenerator:
                 # A labelled line ("Variants per product: 250") is keyed by its label
                 # as a row is by its first cell.
                 labelled = _key_matches(label_keys[p.number].get(u.position, set()), q_terms)
+                # "(b) 29 to 56 days: 50% of the rental" is the tier of "in about 40
+                # days", as a row keyed by that range is.
+                labelled = labelled or (
+                    u.kind in ("item", "sentence") and ranges.within(_condition(u.text), part.text)
+                )
                 if labelled:
                     support += cfg.key_weight
                 holding = 0.0
@@ -1125,12 +1134,22 @@ class ExtractiveGenerator:
         for i, s in enumerate(chosen):
             if s.unit is not None and s.unit.kind == "item":
                 groups.setdefault(self._list_of(s, steps), []).append(i)
+        # A list of tiers ("(b) less than 7 days but at least 24 hours before
+        # departure: …") answers "that's five days away" with the tier it falls in.
+        tiers = {
+            key: [i for i in group if _tier_of(chosen[i], question)]
+            for key, group in groups.items()
+        }
         out: list[ScoredUnit] = []
         for i, s in enumerate(chosen):
             unit = s.unit
-            group = groups.get(self._list_of(s, steps)) if unit is not None else None
+            key = self._list_of(s, steps)
+            group = groups.get(key) if unit is not None else None
             if unit is None or group is None or len(group) < 2:
                 out.append(s)
+            elif tiers[key]:
+                if i in tiers[key]:
+                    out.append(s)
             elif group[0] == i:
                 siblings = self._all_units(s.passage)[0]
                 start = self._list_of(s, steps)[2]
@@ -1571,6 +1590,12 @@ _VALUE_NAMED: dict[AnswerType, frozenset[str]] = {
     AnswerType.EMAIL: frozenset(stem(w) for w in ("email", "mail", "address", "addresses")),
     # "What's the acknowledge time for a P2 incident?": "Acknowledge within: 30 minutes".
     AnswerType.DURATION: frozenset(stem(w) for w in ("time", "times")),
+    # "How heavy are your e-bikes?": "They weigh about 24 kg".
+    AnswerType.WEIGHT: frozenset(
+        stem(w) for w in ("heavy", "heavier", "heaviest", "weight", "weights", "weigh")
+    ),
+    # "the smallest amount I can top up": "The minimum top-up is £5".
+    AnswerType.AMOUNT: frozenset(stem(w) for w in ("amount", "amounts")),
 }
 
 
@@ -1580,7 +1605,8 @@ _BOUND_NAMED = frozenset(
     stem(w)
     for w in (
         "maximum", "max", "minimum", "min", "longest", "shortest", "largest", "biggest",
-        "smallest", "highest", "lowest", "most", "fewest", "least", "limit", "limits", "cap",
+        "smallest", "highest", "lowest", "heaviest", "lightest", "most", "fewest", "least",
+        "limit", "limits", "cap",
         # "group rooming list deadline": "must reach us at least 14 days before arrival".
         "deadline", "deadlines",
     )
@@ -1619,7 +1645,55 @@ def content_terms(text: str) -> frozenset[str]:
     and every way of saying that something may not be done as one term."""
     text = _E_PREFIX.sub("e", _NOT_ALLOWED.sub(" cannot ", text))
     terms = _content_terms(_THOUSANDS.sub("", _WORD_HYPHEN.sub(" ", text)))
-    return frozenset(terms | _letter_codes(text))
+    return frozenset(terms | _letter_codes(text) | _days(text))
+
+
+# Hours tables write the days short and as spans: "Mon-Fri 8 a.m.-9 p.m.", "Sat 9 a.m.-1
+# p.m." hold "on a Saturday" and "on Wednesdays". Only a capitalised short form before
+# hours, a span or a list is a day ("Sat: 7 am", "Sun and public holidays"), not "sat".
+_DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_DAY_OF = {name[:3]: i for i, name in enumerate(_DAY_NAMES)} | {
+    "tues": 1,
+    "thur": 3,
+    "thurs": 3,
+}
+_DAY = r"(?:Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)(?:day)?\.?"
+_SHORT_DAY = re.compile(
+    r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b\.?"
+    r"(?=\s*(?:[:\u2013\u2014,/&-]|\d|and\b|to\b|$))"
+)
+_DAY_SPAN = re.compile(rf"\b({_DAY})\s*(?:\u2013|\u2014|-|to|through|thru)\s*({_DAY})", re.I)
+_DAY_STEMS = tuple(stem(name) for name in _DAY_NAMES)
+
+
+# Seasons are written as spans of months: "Summer (Apr-Oct)" holds "a round in August".
+# Capitalised only: "you may to" is no month.
+_MONTH_NAMES = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december",
+)  # fmt: skip
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+_MONTH_SPAN = re.compile(rf"\b({_MONTH})\s*(?:\u2013|\u2014|-|to|through|until)\s*({_MONTH})\b")
+_MONTH_STEMS = tuple(stem(name) for name in _MONTH_NAMES)
+_MONTH_OF = {name[:3]: i for i, name in enumerate(_MONTH_NAMES)}
+
+
+def _days(text: str) -> set[str]:
+    """The full names of the days a text writes short or spans ("Mon-Fri": all five),
+    and of the months a span covers ("Apr-Oct")."""
+    found = {_DAY_STEMS[_DAY_OF[m.group(1).lower()]] for m in _SHORT_DAY.finditer(text)}
+    for m in _DAY_SPAN.finditer(text):
+        first, last = (_DAY_OF[g.lower().rstrip(".")[:3]] for g in m.groups())
+        span = (last - first) % 7
+        found |= {_DAY_STEMS[(first + i) % 7] for i in range(span + 1)}
+    for m in _MONTH_SPAN.finditer(text):
+        first, last = (_MONTH_OF[g.lower()[:3]] for g in m.groups())
+        span = (last - first) % 12
+        found |= {_MONTH_STEMS[(first + i) % 12] for i in range(span + 1)}
+    return found
 
 
 # "Band B", "Plan A", "Zone C": a one-letter name that only its noun makes a term
@@ -1734,6 +1808,24 @@ def _row_keys(passage_units: Sequence[Unit]) -> dict[int, set[str]]:
 
 
 _LABELLED = re.compile(r"^([^:.;?!]{2,40}):\s+\S")
+# The condition a line or a clause of terms puts first: "(b) less than 7 days but at least
+# 24 hours before departure: a refund of 50% of the fare", "If you cancel 14 days or
+# fewer before arrival, you pay the full rental".
+_CONDITION = re.compile(
+    r"^(?:\(?[a-z0-9]{1,3}[.)]\s+)?(?:(?:if|when|where)\b([^,;:]{3,120}),|([^:]{3,120}?):\s)",
+    re.IGNORECASE,
+)
+
+
+def _tier_of(s: ScoredUnit, question: str) -> bool:
+    """Whether the unit's condition is a tier a value of the question falls in."""
+    return s.unit is not None and ranges.within(_condition(s.unit.text), question)
+
+
+def _condition(text: str) -> str:
+    """What a unit states first as its condition, or "" where it states none."""
+    m = _CONDITION.match(text)
+    return (m.group(1) or m.group(2)) if m else ""
 
 
 def _label_keys(passage_units: Sequence[Unit]) -> dict[int, set[str]]:

@@ -99,6 +99,9 @@ from ragway.question import (
         ("What's the finance team's email address?", AnswerType.EMAIL),
         ("How much does the Home 22 Pro weigh?", AnswerType.WEIGHT),
         ("What's the maximum parcel weight for Royal Mail?", AnswerType.WEIGHT),
+        ("What's the heaviest bike you'll take on the rack?", AnswerType.WEIGHT),
+        # A limit on a payment is money.
+        ("What's the smallest amount I can top up in the app?", AnswerType.AMOUNT),
         # Phones and emails as a way of doing something, not a value asked for.
         ("In how many countries can people call into a meeting by phone?", AnswerType.NUMBER),
         ("How many days before expiry does Northwind email all Owners?", AnswerType.DURATION),
@@ -147,6 +150,21 @@ def test_a_currency_code_before_the_number_is_an_amount() -> None:
     assert holds("Teams plan — EUR 11.50 per rider a month, excl. VAT", AnswerType.AMOUNT)
     assert holds("Replacement key fob GBP 7.50", AnswerType.AMOUNT)
     assert not holds("Minimum team size — 5 riders", AnswerType.AMOUNT)
+
+
+def test_a_share_of_a_price_is_an_amount() -> None:
+    # "How much would we lose?" is answered by the tier's share of the rental.
+    assert holds("(b) 29 to 56 days: 50% of the rental, or your deposit", AnswerType.AMOUNT)
+    assert holds("Between 24 and 48 hours before — Half the lesson price", AnswerType.AMOUNT)
+    assert holds("cancelling costs the full price of the food", AnswerType.AMOUNT)
+    assert holds("up to 20% of the item price", AnswerType.AMOUNT)
+    # A fee charged as a share of what it is charged on.
+    assert holds("2.3 For group sessions the platform fee is 30%, whatever", AnswerType.AMOUNT)
+    assert holds("Cards carry a 3% card surcharge.", AnswerType.AMOUNT)
+    # A discount or a share of something else is no price.
+    assert not holds("50% off your first box", AnswerType.AMOUNT)
+    assert not holds("less a discount of 4% for costs we no longer have", AnswerType.AMOUNT)
+    assert not holds("half of the seats are free", AnswerType.AMOUNT)
 
 
 @pytest.mark.parametrize(

@@ -44,3 +44,45 @@ def test_a_value_in_another_unit_is_in_no_tier() -> None:
         Quantity(98.5, "%"),
         Quantity(3.0, "kg"),
     ]
+
+
+def test_notice_tiers_are_read_as_terms_write_them() -> None:
+    # A cancellation clause's tiers: "between ... and", "or more", "or fewer", and a
+    # tier whose two ends write two units of time.
+    assert bounds("Between 24 and 48 hours before") == Range(24.0, 48.0, unit="hour")
+    assert bounds("57 days or more") == Range(low=57.0, unit="day")
+    assert bounds("14 days or fewer, or if you do not arrive at all") == Range(
+        high=14.0, unit="day"
+    )
+    assert bounds("5 working days or less") == Range(high=5.0, unit="day")
+    assert bounds("less than 7 days but at least 24 hours before departure") == Range(
+        24.0, 168.0, high_strict=True, unit="h"
+    )
+    # Two units that are no spans of time still state no tier.
+    assert bounds("from 2 kg to 500 seats") is None
+
+
+def test_a_span_of_time_falls_in_a_tier_written_in_another_unit() -> None:
+    tiers = (
+        "(a) 7 days or more before departure",
+        "(b) less than 7 days but at least 24 hours before departure",
+        "(c) less than 24 hours before departure",
+    )
+    # Spelled, as a customer writes it, and in hours or weeks.
+    assert [t for t in tiers if within(t, "that's five days away")] == [tiers[1]]
+    assert [t for t in tiers if within(t, "we sail in 3 hours")] == [tiers[2]]
+    assert [t for t in tiers if within(t, "the crossing is in two weeks")] == [tiers[0]]
+    assert within("Less than 24 hours before", "I cancel 3 hours before")
+    assert not within("Less than 24 hours before", "two days before")
+    assert within("29 to 56 days", "our holiday starts in about 40 days")
+    # A number of no unit of time is in no tier of time.
+    assert not within("29 to 56 days", "we are 40 people")
+
+
+def test_a_bound_the_question_states_is_no_value_of_its_own() -> None:
+    # "with less than 24 hours' notice" names the first tier by its words; read as the
+    # value 24 it fell in the second ("less than 48 hours").
+    question = "What's the fee for cancelling a consultation with less than 24 hours' notice?"
+    assert not within("an operation cancelled with less than 48 hours' notice", question)
+    assert not within("Less than 24 hours before", question)
+    assert within("Less than 48 hours before", "I'm cancelling 30 hours before")

@@ -30,6 +30,7 @@ from services.generator.backends.extractive import (
     ExtractiveConfig,
     ExtractiveGenerator,
     ScoredUnit,
+    _days,
     _fullest,
     _holds_asked,
     _names,
@@ -1279,6 +1280,80 @@ def test_the_tier_a_value_of_the_question_falls_in_answers_it() -> None:
     assert final.answer.startswith("Below 99.0% but at least 95.0% — Credit: 25%.")
     # The customer's own value is no name the pages lack.
     assert _evidence(question, SLA).missing_names == ()
+
+
+NOTICE = Passage(
+    1, "refunds#cancelling", "refunds", "Cancellations and refunds", "Cancelling a booking",
+    # A plain-text clause as ingestion passes it on: its lettered tiers as list items.
+    "1.2 The refund you receive depends on how much notice you give before the departure "
+    "time of the first sailing on the booking:\n\n"
+    "- (a) 7 days or more before departure: a full refund, less a cancellation fee of "
+    "£4.00 per booking;\n"
+    "- (b) less than 7 days but at least 24 hours before departure: a refund of 50% of "
+    "the fare;\n"
+    "- (c) less than 24 hours before departure, or if you do not travel and do not "
+    "cancel: no refund.\n",
+)  # fmt: skip
+
+
+def test_the_notice_tier_a_question_falls_in_answers_it() -> None:
+    # "five days away" is in the tier "less than 7 days but at least 24 hours": no term
+    # of the question names it, and the answer was another page's sentence.
+    question = (
+        "I booked a crossing for next Thursday but now I can't go, and that's five days "
+        "away. What will I get back if I cancel now?"
+    )
+    scored = GEN.score(question, [NOTICE])
+    keyed = {s.unit.text: s.features[UNIT_FEATURES.index("row_key")] for s in scored if s.unit}
+    tiers = {text[:3]: key for text, key in keyed.items() if text[:3] in ("(a)", "(b)", "(c)")}
+    assert tiers == {"(a)": 0.0, "(b)": 1.0, "(c)": 0.0}
+    final = answer_of(question, [NOTICE])
+    assert final.verdict is Verdict.GROUNDED
+    assert "a refund of 50% of the fare" in final.answer
+    assert "cancellation fee of £4.00" not in final.answer
+
+
+def test_hours_written_short_hold_the_day_asked_about() -> None:
+    # "Sat 9 a.m.-1 p.m." answers "on a Saturday"; "Mon-Fri" holds a Wednesday, and a
+    # season "Apr-Oct" holds August.
+    hours = "Mon\u2013Fri 8 a.m.\u20139 p.m.; Sat 9 a.m."
+    assert {"saturday", "friday", "wednesday"} <= content_terms(hours)
+    assert "sunday" not in content_terms(hours)
+    assert stem("august") in content_terms("Summer (Apr\u2013Oct): £95")
+    # Not every "sat", "Sun" or "may" is a day or a month.
+    assert _days("I sat down. Sun Life, you may to the end") == set()
+    lines = Passage(
+        1, "pharmacy#hours", "pharmacy", "Pharmacist hours and contact", "Phone lines",
+        "| Line | Number | Hours |\n|---|---|---|\n"
+        "| Member Services | 1-800-555-0150 | Mon\u2013Fri 7 a.m.\u201310 p.m. |\n"
+        "| Prescriber line | 1-800-555-0133 | Mon\u2013Fri 8 a.m.\u20139 p.m.; "
+        "Sat 9 a.m.\u20131 p.m. |\n",
+    )  # fmt: skip
+    scored = GEN.score("Which line can I call on a Saturday?", [lines])
+    coverage = {s.text.split(" — ")[0]: s.coverage for s in scored}
+    assert coverage["Prescriber line"] > coverage["Member Services"]
+    assert max(scored, key=lambda s: s.support).text.startswith("Prescriber line")
+
+
+def test_the_words_for_a_weight_or_an_amount_are_said_by_the_value() -> None:
+    # "heavy" and "amount" name the kind of value asked; "about 24 kg" and "£5" say
+    # them. Counted as words the pages lack, both questions were refused.
+    bikes = Passage(
+        1, "bikes#ebikes", "bikes", "Bike rentals guide", "E-bikes",
+        "Don't carry e-bikes on a car's trunk rack. They weigh about 24 kg; use a hitch "
+        "rack rated for e-bikes.",
+    )  # fmt: skip
+    evidence = _evidence("How heavy are your e-bikes?", bikes)
+    assert evidence.missing_words == ()
+    assert evidence.unsaid == 0.0
+    wallet = Passage(
+        1, "laundry#wallet", "laundry", "Laundry", "Paying for laundry",
+        "Download the WashPoint app and add money to your wallet. The minimum top-up is "
+        "£5, and wallet money doesn't expire.",
+    )  # fmt: skip
+    evidence = _evidence("What's the smallest amount I can top up in the WashPoint app?", wallet)
+    assert "amount" not in evidence.missing_words
+    assert evidence.unsaid == 0.0
 
 
 def test_a_month_or_a_day_is_no_name_the_pages_lack() -> None:
