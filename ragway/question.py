@@ -372,6 +372,9 @@ _QUESTION_RULES: list[tuple[re.Pattern[str], AnswerType]] = [
             r"(?:gst|vat|hst|pst|sales tax|tax|interest) rate",
             "apr",
             "apy",
+            # "How much do children aged 2 to 14 get off the fare?": a share off.
+            r"how much (?:[\w']+\s+){0,8}?(?<!time )(?<!day )(?:off|cheaper)\b"
+            r"(?! (?:peak|season|hours|site))",
         ),
         AnswerType.PERCENT,
     ),

@@ -108,6 +108,12 @@ class Range:
     high_strict: bool = False
     unit: str = ""
 
+    def comparable(self, q: Quantity) -> bool:
+        """Whether ``q`` is in a unit this range can hold."""
+        return q.unit == self.unit or (
+            q.unit in _HOURS and (self.unit == _TIME or self.unit in _HOURS)
+        )
+
     def holds(self, q: Quantity) -> bool:
         # In the key's unit only: "a 12-month agreement" is in no row of "1 to 20 seats".
         # A span of time in any unit of time ("five days" in "at least 24 hours").
@@ -197,9 +203,33 @@ def bounds(key: str) -> Range | None:
 
 
 def within(key: str, question: str) -> bool:
-    """Whether a value the question gives lies in the range the key states."""
-    found = bounds(key)
+    """Whether a value the question gives lies in the range the key states, or is the
+    span of time a key states alone ("1 hour" is "a 1hr lesson")."""
+    found = bounds(key) or _span(key)
     return found is not None and any(found.holds(q) for q in _values_of(question))
+
+
+def excludes(key: str, question: str) -> bool:
+    """Whether the key states a range or a span that the question gives values in the
+    unit of, none of them in it: the row "2 hours" is not "a 1hr lesson"."""
+    found = bounds(key) or _span(key)
+    if found is None:
+        return False
+    given = [q for q in _values_of(question) if found.comparable(q)]
+    return bool(given) and not any(found.holds(q) for q in given)
+
+
+_SPAN_ALONE = re.compile(rf"^\s*{_NUMBER}[\s-]?([A-Za-z]+)\s*$")
+
+
+@functools.lru_cache(maxsize=4096)
+def _span(key: str) -> Range | None:
+    """A key that is one span of time and nothing else ("1 hour", "90 minutes")."""
+    m = _SPAN_ALONE.match(key)
+    if m is None or (unit := stem(m.group(2).lower())) not in _HOURS:
+        return None
+    value = _float(m.group(1))
+    return Range(value, value, unit=unit)
 
 
 # Asked of every keyed unit of every passage for one question: read it once.

@@ -192,7 +192,9 @@ MAX_LISTED_ITEMS = 8
 # 23: a value the question gives ("five days away", "about 30 hours before") keys the
 # tier it falls in, in a list of terms as in a table, across units of time; days and
 # months written short or as spans ("Sat", "Mon-Fri", "Apr-Oct"); a share of a price
-# and a fee charged as a share are amounts; "heavy" and "amount" said by the value.
+# and a fee charged as a share are amounts; "heavy" and "amount" said by the value; a
+# row keyed by a span of time ("1 hour") is "a 1hr lesson" and sets the other spans
+# aside; "how much … off" asks for a share.
 POLICY_VERSION = "extractive-policy-23"
 
 
@@ -672,8 +674,9 @@ class ExtractiveGenerator:
                     # A tier the question's own value falls in ("98.5%" in "Below
                     # 99.0% but at least 95.0%") is named by it as a key would be.
                     named = bool(key) and _key_matches(key, q_terms, everywhere)
-                    if _excluded(u.key, outside, key):
-                        # "Gatehouse, peak season" is the row the question sets aside.
+                    if _excluded(u.key, outside, key) or ranges.excludes(u.key, part.text):
+                        # "Gatehouse, peak season" is the row the question sets aside;
+                        # "2 hours" is another row than "a 1hr lesson".
                         support -= cfg.other_row_weight
                         other_row = 1.0
                     elif (named and (p.number, u.position) not in passed_over) or ranges.within(
@@ -1644,8 +1647,18 @@ def content_terms(text: str) -> frozenset[str]:
     """The content terms the selection compares: hyphenated words as their parts,
     and every way of saying that something may not be done as one term."""
     text = _E_PREFIX.sub("e", _NOT_ALLOWED.sub(" cannot ", text))
+    text = _SHORT_UNIT.sub(lambda m: f"{m.group(1)} {_UNIT_WORDS[m.group(2).lower()]}", text)
     terms = _content_terms(_THOUSANDS.sub("", _WORD_HYPHEN.sub(" ", text)))
     return frozenset(terms | _letter_codes(text) | _days(text))
+
+
+# A unit of time written short after its number is the word a page writes in full: "a
+# 1hr automatic lesson" is the row "1 hour" ("min" alone may be a minimum).
+_UNIT_WORDS = {
+    "min": "minutes", "mins": "minutes", "hr": "hours", "hrs": "hours", "wk": "weeks",
+    "wks": "weeks", "mth": "months", "mths": "months", "yr": "years", "yrs": "years",
+}  # fmt: skip
+_SHORT_UNIT = re.compile(rf"\b(\d+(?:\.\d+)?)\s?({'|'.join(_UNIT_WORDS)})\b", re.I)
 
 
 # Hours tables write the days short and as spans: "Mon-Fri 8 a.m.-9 p.m.", "Sat 9 a.m.-1

@@ -100,6 +100,10 @@ from ragway.question import (
         ("How much does the Home 22 Pro weigh?", AnswerType.WEIGHT),
         ("What's the maximum parcel weight for Royal Mail?", AnswerType.WEIGHT),
         ("What's the heaviest bike you'll take on the rack?", AnswerType.WEIGHT),
+        # A share off a fare: "Child — Discount: 40% off the fare".
+        ("How much do children aged 2 to 14 get off the fare?", AnswerType.PERCENT),
+        ("How much is it off peak?", AnswerType.AMOUNT),
+        ("How much does it cost to take a day off?", AnswerType.AMOUNT),
         # A limit on a payment is money.
         ("What's the smallest amount I can top up in the app?", AnswerType.AMOUNT),
         # Phones and emails as a way of doing something, not a value asked for.

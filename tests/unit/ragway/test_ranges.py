@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ragway.ranges import Quantity, Range, bounds, quantities, within
+from ragway.ranges import Quantity, Range, bounds, excludes, quantities, within
 
 CREDITS = (
     "Below 99.95% but at least 99.0%",
@@ -86,3 +86,26 @@ def test_a_bound_the_question_states_is_no_value_of_its_own() -> None:
     assert not within("an operation cancelled with less than 48 hours' notice", question)
     assert not within("Less than 24 hours before", question)
     assert within("Less than 48 hours before", "I'm cancelling 30 hours before")
+
+
+def test_a_key_that_is_one_span_of_time_is_that_span_in_any_unit() -> None:
+    # Lesson prices by length: "a 1hr lesson" is the row "1 hour", not "2 hours".
+    question = "how much is a 1hr automatic lesson??"
+    assert within("1 hour", question)
+    assert not within("2 hours", question)
+    assert excludes("2 hours", question)
+    assert excludes("1.5 hours", question)
+    assert within("90 minutes", "a 1.5 hour session")
+    # A key with more than the span, or a question with no span of time, says nothing.
+    assert not within("1 hour free parking", question)
+    assert not excludes("2 hours", "how much is an automatic lesson?")
+    assert not excludes("Webinars 1,000", question)
+
+
+def test_a_tier_the_value_falls_outside_of_is_excluded() -> None:
+    question = "If she cancels about 30 hours before, what will she be charged?"
+    assert not excludes("Between 24 and 48 hours before", question)
+    assert excludes("48 hours or more before", question)
+    assert excludes("Less than 24 hours before", question)
+    # Values in another unit leave the tier alone.
+    assert not excludes("1 to 20 seats", question)

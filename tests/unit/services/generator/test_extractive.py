@@ -1313,6 +1313,22 @@ def test_the_notice_tier_a_question_falls_in_answers_it() -> None:
     assert "cancellation fee of £4.00" not in final.answer
 
 
+def test_a_row_keyed_by_a_length_of_time_answers_that_length_written_short() -> None:
+    # "1hr" is the row "1 hour"; every row key's one term ("hour") named them all, and
+    # the answer led with "1.5 hours" and "2 hours".
+    prices = Passage(
+        1, "prices#lessons", "prices", "Lesson prices", "Pay as you go",
+        "| Lesson length | Manual | Automatic |\n|---|---|---|\n"
+        "| 1 hour | £43 | £47 |\n| 1.5 hours | £63 | £69 |\n| 2 hours | £84 | £92 |\n",
+    )  # fmt: skip
+    final = answer_of("how much is a 1hr automatic lesson??", [prices])
+    assert final.verdict is Verdict.GROUNDED
+    assert final.answer.startswith("1 hour — Automatic: £47.")
+    assert "£92" not in final.answer
+    assert content_terms("a 1hr lesson") == content_terms("a 1 hour lesson")
+    assert "min" in content_terms("min/max password length")  # a minimum, not minutes
+
+
 def test_hours_written_short_hold_the_day_asked_about() -> None:
     # "Sat 9 a.m.-1 p.m." answers "on a Saturday"; "Mon-Fri" holds a Wednesday, and a
     # season "Apr-Oct" holds August.
