@@ -1649,7 +1649,7 @@ def content_terms(text: str) -> frozenset[str]:
     text = _E_PREFIX.sub("e", _NOT_ALLOWED.sub(" cannot ", text))
     text = _SHORT_UNIT.sub(lambda m: f"{m.group(1)} {_UNIT_WORDS[m.group(2).lower()]}", text)
     terms = _content_terms(_THOUSANDS.sub("", _WORD_HYPHEN.sub(" ", text)))
-    return frozenset(terms | _letter_codes(text) | _days(text))
+    return frozenset(terms | _letter_codes(text) | _calendar_terms(text))
 
 
 # A unit of time written short after its number is the word a page writes in full: "a
@@ -1694,7 +1694,7 @@ _MONTH_STEMS = tuple(stem(name) for name in _MONTH_NAMES)
 _MONTH_OF = {name[:3]: i for i, name in enumerate(_MONTH_NAMES)}
 
 
-def _days(text: str) -> set[str]:
+def _calendar_terms(text: str) -> set[str]:
     """The full names of the days a text writes short or spans ("Mon-Fri": all five),
     and of the months a span covers ("Apr-Oct")."""
     found = {_DAY_STEMS[_DAY_OF[m.group(1).lower()]] for m in _SHORT_DAY.finditer(text)}
@@ -1835,6 +1835,8 @@ def _tier_of(s: ScoredUnit, question: str) -> bool:
     return s.unit is not None and ranges.within(_condition(s.unit.text), question)
 
 
+# Asked of every item and sentence of every retrieved passage, question after question.
+@functools.lru_cache(maxsize=1 << 13)
 def _condition(text: str) -> str:
     """What a unit states first as its condition, or "" where it states none."""
     m = _CONDITION.match(text)

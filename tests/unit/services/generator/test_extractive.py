@@ -30,7 +30,7 @@ from services.generator.backends.extractive import (
     ExtractiveConfig,
     ExtractiveGenerator,
     ScoredUnit,
-    _days,
+    _calendar_terms,
     _fullest,
     _holds_asked,
     _names,
@@ -1337,7 +1337,7 @@ def test_hours_written_short_hold_the_day_asked_about() -> None:
     assert "sunday" not in content_terms(hours)
     assert stem("august") in content_terms("Summer (Apr\u2013Oct): £95")
     # Not every "sat", "Sun" or "may" is a day or a month.
-    assert _days("I sat down. Sun Life, you may to the end") == set()
+    assert _calendar_terms("I sat down. Sun Life, you may to the end") == set()
     lines = Passage(
         1, "pharmacy#hours", "pharmacy", "Pharmacist hours and contact", "Phone lines",
         "| Line | Number | Hours |\n|---|---|---|\n"
