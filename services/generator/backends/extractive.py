@@ -1653,11 +1653,12 @@ def content_terms(text: str) -> frozenset[str]:
 
 
 # A unit of time written short after its number is the word a page writes in full: "a
-# 1hr automatic lesson" is the row "1 hour" ("min" alone may be a minimum).
+# 1hr automatic lesson" is the row "1 hour". The spelling repair spells out such words
+# standing alone, but not one joined to its number ("1hr"), nor "min", which alone may
+# be a minimum.
 _UNIT_WORDS = {
-    "min": "minutes", "mins": "minutes", "hr": "hours", "hrs": "hours", "wk": "weeks",
-    "wks": "weeks", "mth": "months", "mths": "months", "yr": "years", "yrs": "years",
-}  # fmt: skip
+    w: spelling.SHORTHAND[w] for w in ("hr", "hrs", "mins", "wk", "wks", "mth", "mths", "yr", "yrs")
+} | {"min": "minutes"}
 _SHORT_UNIT = re.compile(rf"\b(\d+(?:\.\d+)?)\s?({'|'.join(_UNIT_WORDS)})\b", re.I)
 
 
