@@ -56,6 +56,10 @@ _SIGNS = "$€£¥"
 _SIGN = f"[{_SIGNS}]"
 # A small number written as a word, or no limit at all: a count as much as "3" is.
 _NUMBER_WORDS = r"\b(?:unlimited|one|two|three|four|five|six|seven|eight|nine|ten)\b"
+# A share in words, as fares and fees write it ("half", "a third").
+_FRACTION = r"half|(?:a|one)[\s-](?:third|quarter)"
+# What a share of a price is a share of ("50% of the rental").
+_PRICE_NOUN = r"(?:fare|price|cost|rental|fee|rate|total|amount|charge|bill|deposit)s?\b"
 
 _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
     AnswerType.DURATION: re.compile(
@@ -68,8 +72,8 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
     ),
     # "20%", and the shares a fare page writes in words: "a third off", "half price".
     AnswerType.PERCENT: re.compile(
-        r"\d[\d,.]*\s*(?:%|percent\b)|\b(?:half|(?:a|one)[\s-](?:third|quarter)|two[\s-]thirds|"
-        r"three[\s-]quarters)\s+(?:off|price|the\s+(?:\w+\s+){0,3}?(?:fare|price|cost))\b",
+        rf"\d[\d,.]*\s*(?:%|percent\b)|\b(?:{_FRACTION}|two[\s-]thirds|three[\s-]quarters)\s+"
+        r"(?:off|price|the\s+(?:\w+\s+){0,3}?(?:fare|price|cost))\b",
         re.I,
     ),
     AnswerType.AMOUNT: re.compile(
@@ -82,7 +86,15 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
         rf"\d[\d,.]*\s?[{_SIGNS}¢]|"
         # A table whose column header names the currency: "Price (£): 185", "Fee (USD):
         # 45", "Price per serving (€, VAT incl.): 5.99" (a row's cells say only numbers).
-        rf"\([^()]*?(?:{_SIGN}|\b(?:{_CURRENCY})\b)[^()]*\)[^:;]*:\s*\d",
+        rf"\([^()]*?(?:{_SIGN}|\b(?:{_CURRENCY})\b)[^()]*\)[^:;]*:\s*\d|"
+        # "How much would we lose?" is answered by a share of a price the page does not
+        # restate: "50% of the rental", "half the lesson price", "the full fare".
+        rf"\d[\d,.]*\s*(?:%|percent)\s+of\s+(?:the\s+|your\s+|its\s+)?(?:[\w-]+\s+){{0,2}}?"
+        rf"{_PRICE_NOUN}|\b(?:{_FRACTION}|full)\s+(?:of\s+)?(?:the\s+|your\s+)?"
+        rf"(?:[\w-]+\s+){{0,2}}?{_PRICE_NOUN}|"
+        # A fee charged as a share: "the platform fee is 30%", "a 3% card surcharge".
+        r"\b(?:fees?|commission|surcharges?)\b(?: (?:is|are|of))? (?:up to |at most )?"
+        r"\d[\d,.]*\s*%|\d[\d,.]*\s*%\s+(?:[\w-]+\s+)?(?:fee|commission|surcharge)s?\b",
         re.I,
     ),
     AnswerType.SIZE: re.compile(
@@ -744,29 +756,11 @@ def holds(text: str, kind: AnswerType) -> bool:
         # an offset: "40 minutes before departure".
         return True
     pattern = _VALUE_PATTERNS[kind]
-    if kind is AnswerType.AMOUNT and (_SHARE_OF_PRICE.search(text) or _FEE_SHARE.search(text)):
-        return True
     if kind is AnswerType.PHONE:
         return any(_phone_like(m.group(0)) for m in pattern.finditer(text))
     return bool(pattern.search(text))
 
 
-# "How much would we lose?" is answered by a share of a price the page does not restate:
-# "50% of the rental", "half the lesson price", "the full fare".
-_PRICE_NOUN = r"(?:fare|price|cost|rental|fee|rate|total|amount|charge|bill|deposit)s?\b"
-_SHARE_OF_PRICE = re.compile(
-    rf"\d[\d,.]*\s*(?:%|percent)\s+of\s+(?:the\s+|your\s+|its\s+)?(?:[\w-]+\s+){{0,2}}?{_PRICE_NOUN}|"
-    rf"\b(?:half|(?:a|one)[\s-](?:third|quarter)|full)\s+(?:of\s+)?(?:the\s+|your\s+)?"
-    rf"(?:[\w-]+\s+){{0,2}}?{_PRICE_NOUN}",
-    re.I,
-)
-
-# A fee charged as a share: "the platform fee is 30%", "a 3% card surcharge".
-_FEE_SHARE = re.compile(
-    r"\b(?:fees?|commission|surcharges?)\b(?: (?:is|are|of))? (?:up to |at most )?\d[\d,.]*\s*%|"
-    r"\d[\d,.]*\s*%\s+(?:[\w-]+\s+)?(?:fee|commission|surcharge)s?\b",
-    re.I,
-)
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 

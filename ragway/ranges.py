@@ -205,18 +205,23 @@ def bounds(key: str) -> Range | None:
 def within(key: str, question: str) -> bool:
     """Whether a value the question gives lies in the range the key states, or is the
     span of time a key states alone ("1 hour" is "a 1hr lesson")."""
-    found = bounds(key) or _span(key)
+    found = _tier(key)
     return found is not None and any(found.holds(q) for q in _values_of(question))
 
 
 def excludes(key: str, question: str) -> bool:
     """Whether the key states a range or a span that the question gives values in the
     unit of, none of them in it: the row "2 hours" is not "a 1hr lesson"."""
-    found = bounds(key) or _span(key)
+    found = _tier(key)
     if found is None:
         return False
     given = [q for q in _values_of(question) if found.comparable(q)]
     return bool(given) and not any(found.holds(q) for q in given)
+
+
+def _tier(key: str) -> Range | None:
+    """The range a key states, or the one span of time it is."""
+    return bounds(key) or _span(key)
 
 
 _SPAN_ALONE = re.compile(rf"^\s*{_NUMBER}[\s-]?([A-Za-z]+)\s*$")

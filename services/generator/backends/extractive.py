@@ -1155,7 +1155,7 @@ class ExtractiveGenerator:
                     out.append(s)
             elif group[0] == i:
                 siblings = self._all_units(s.passage)[0]
-                start = self._list_of(s, steps)[2]
+                start = key[2]
                 out.append(replace(s, text=_listed(siblings, unit.key, start)))
         return out
 
