@@ -55,6 +55,7 @@ from ragway.question import (
     parts,
     states_bound,
 )
+from ragway.staff import granting_role
 from ragway.text import STOPWORDS, stem, words
 from ragway.text import content_terms as _content_terms
 from ragway.unit_vectors import embedding_text, unpack
@@ -1027,6 +1028,17 @@ class ExtractiveGenerator:
             return _refusal(
                 RefusalReason.WEAK_EVIDENCE,
                 f"The knowledge base gives no {lacking} for this question.",
+                best,
+            )
+        # What a member of staff may grant is for the pages that speak of them.
+        role = granting_role(self.repaired(request.question, request.passages))
+        if role is not None and not any(
+            role.named_in(f"{p.title} {p.section} {p.text}") for p in request.passages
+        ):
+            return _refusal(
+                RefusalReason.WEAK_EVIDENCE,
+                f"No passage in the knowledge base says what the question's “{role.phrase}” "
+                "can grant.",
                 best,
             )
         threshold = self.threshold(request)

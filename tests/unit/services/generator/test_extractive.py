@@ -1783,3 +1783,37 @@ def test_what_a_question_sets_aside_is_each_thing_after_outside() -> None:
     assert _outside("How much is a room in August?") == ()
     # "outside" with nothing after it sets nothing aside.
     assert _outside("Can I leave the bike outside?") == ()
+
+
+def test_what_a_member_of_staff_may_grant_is_refused_from_pages_that_never_name_them() -> None:
+    # A customer's search does not see the staff handbook; the public refunds page
+    # meets "refund" closely, and was quoted as the agent's limit before.
+    refunds = Passage(
+        1,
+        "refunds#how",
+        "refunds",
+        "Refunds",
+        "How refunds work",
+        "You choose how to receive a refund:\n\n"
+        "- DishDash Credits: in your account immediately, valid for 12 months.\n"
+        "- Back to your card: 3 to 5 working days, depending on your bank.\n\n"
+        "Refund requests must be made within 30 days of the order. Refunds over $100 are "
+        "checked by our payments team before they are paid.",
+    )
+    question = "What's the most a support agent can refund me for one order?"
+    final = answer_of(question, [refunds])
+    assert final.verdict is Verdict.REFUSED, final.answer
+    assert final.refusal_detail == (
+        "No passage in the knowledge base says what the question's “support agent” can grant."
+    )
+    handbook = Passage(
+        2,
+        "staff/goodwill#limits",
+        "staff/goodwill",
+        "Goodwill and refund limits",
+        "Limits by role",
+        "| Role | Refund without approval |\n|---|---|\n| Support agent | $40 per order |\n"
+        "| Team leader | $150 per order |\n",
+    )
+    answered = answer_of(question, [refunds, handbook])
+    assert "$40 per order" in answered.answer, answered.refusal_detail
