@@ -317,6 +317,10 @@ def _replacement(
         # "scaning" where the passages write "scanning": without this, "scans" made
         # it look like another form of a known word, and it was kept.
         return doubled
+    if (whole := _one_letter_short_of(lower, forms)) is not None:
+        # "monthy" beside the passages' "monthly": "month" with "y" looked like another
+        # form of it, and the question kept a word nothing matches.
+        return whole
     if any(_another_form(lower, c) for c in forms if c[:3] == lower[:3]):
         # "reuse" beside the passages' "reusing", "expiry" beside "expire": spelt
         # right, only outside the model's whole words. Rewritten, the question was
@@ -355,6 +359,19 @@ _REGULAR_ENDINGS = frozenset(
 
 # Endings before which a word doubles its last consonant: "cancelling", "stopped".
 _DOUBLING_ENDINGS = frozenset({"ing", "ed", "er", "ers"})
+
+
+def _one_letter_short_of(word: str, forms: dict[str, tuple[int, str]]) -> str | None:
+    """The passages' commonest word that is ``word`` with one letter put back inside it
+    ("monthy" → "monthly"), not at its end: "signup" is not "signups" misspelt."""
+    found = [
+        known
+        for known in forms
+        if len(known) == len(word) + 1
+        and known[:-1] != word
+        and any(known[:i] + known[i + 1 :] == word for i in range(len(known) - 1))
+    ]
+    return max(found, key=lambda known: (forms[known][0], known)) if found else None
 
 
 def _another_form(word: str, known: str) -> bool:

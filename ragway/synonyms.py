@@ -29,6 +29,8 @@ _GROUPS: tuple[tuple[str, ...], ...] = (
     ("ferry", "ship", "vessel", "boat"),
     # "call recording retention period" meets "How long we keep records".
     ("retention", "retain", "keep", "kept"),
+    # "min/max password length" meets "must be 12 to 32 characters long".
+    ("length", "long"),
     # Hours tables write the days short: "Sat: 7 am to 11 am" answers "on Saturdays".
     ("monday", "mon"),
     ("tuesday", "tue", "tues"),

@@ -2607,7 +2607,14 @@ def _says_same(a: str, b: str) -> bool:
     if values_a & values_b:
         return True
     ta, tb = content_terms(a), content_terms(b)
-    return bool(ta and tb) and len(ta & tb) / len(ta | tb) >= 0.5
+    if not (ta and tb):
+        return False
+    # A shorter copy of the same fact ("Travel cot — Free" beside "A travel cot with
+    # bedding is free on request") says nothing the other does not.
+    short, long_ = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
+    if len(short) >= 2 and short <= long_ and not (values_a ^ values_b):
+        return True
+    return len(ta & tb) / len(ta | tb) >= 0.5
 
 
 def _near_duplicate(a: str, b: str) -> bool:

@@ -96,6 +96,11 @@ def test_another_form_of_a_passage_word_is_no_misspelling() -> None:
         "What is the key expiry?",
     ):
         assert repair(question, pages) == question
+    # A letter left out inside a word is no other form: "month" takes "-ly", not "-y".
+    pages = vocabulary(["Monthly payments: we split your premium into 12 monthly debits."])
+    assert repair("can i pay monthy with my visa", pages) == "can i pay monthly with my visa"
+    # A letter left off its end may be another form: "signup" beside "signups".
+    assert repair("signup bonus", vocabulary(["Signups close on Friday."])) == "signup bonus"
     # Endings a misspelling swaps are no other form: "calenders" is "calendars".
     assert repair("sync calenders", vocabulary(["Connect your calendars."])) == "sync calendars"
 

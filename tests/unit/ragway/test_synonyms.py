@@ -17,6 +17,8 @@ def test_a_word_has_the_stems_of_its_synonyms_and_not_its_own() -> None:
     # An hours table's "Sat: 7 am to 11 am" holds "on Saturdays".
     assert stem("sat") in synonyms.of(stem("saturdays"))
     assert stem("thurs") in synonyms.of(stem("thursday"))
+    # "min/max password length" on a page that says "12 to 32 characters long".
+    assert stem("long") in synonyms.of(stem("length"))
 
 
 def test_words_that_tell_features_apart_are_no_synonyms() -> None:

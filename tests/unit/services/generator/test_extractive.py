@@ -1817,3 +1817,36 @@ def test_what_a_member_of_staff_may_grant_is_refused_from_pages_that_never_name_
     )
     answered = answer_of(question, [refunds, handbook])
     assert "$40 per order" in answered.answer, answered.refusal_detail
+
+
+def test_a_shorter_copy_of_the_best_units_fact_on_another_page_is_no_rival() -> None:
+    # The rooms page and the extras table both say a cot is free; the table's row
+    # counted as another passage's answer, nearly as close, and the margin (0.026)
+    # made the question look like one that several pages touch without answering.
+    rooms = Passage(
+        1,
+        "rooms#families",
+        "rooms",
+        "Rooms and rates",
+        "Travelling with children",
+        "Children aged 4 to 12 can share their parents' room on a rollaway bed. A rollaway "
+        "bed costs €35 per night. A travel cot with bedding is free on request; please ask "
+        "when you book, as each hotel has a limited number.",
+    )
+    # A charges guide as a PDF's text comes out: one line per item.
+    extras = Passage(
+        2,
+        "guest-charges-guide#extras",
+        "guest-charges-guide",
+        "Guest charges guide",
+        "Extras",
+        "Rollaway bed                         €35 per night\n\n"
+        "Travel cot                           Free\n\n"
+        "Late checkout until 1 p.m.           €25",
+    )
+    question = "Do you charge for a travel cot?"
+    scored = GEN.score(question, [rooms, extras])
+    best = max(scored, key=lambda s: s.support)
+    rival = next(s for s in scored if s.passage.number != best.passage.number and "cot" in s.text)
+    evidence = _evidence(question, rooms, extras)
+    assert evidence.margin > best.support - rival.support, (best.text, rival.text)
