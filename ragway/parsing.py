@@ -344,6 +344,23 @@ def _text_item(line: str, marker: str, end: int) -> str:
     return f"- {line}"
 
 
+def _reads_as_data(first: list[str], second: list[str]) -> bool:
+    """Whether a table's first row is a row like the next, not the columns' names:
+    "Day 22 | First late penalty | USD 25" over "Day 61 | Second late penalty | USD 35".
+    Promoted to a header, it named every row's cells ("First late penalty: Second late
+    penalty; USD 25: USD 35"). Alike means two cells or more written the same way but for
+    their numbers, one of them with a number ("Daily rate 1-2 days" over "£46" is not)."""
+    alike = [
+        a
+        for a, b in zip(first, second, strict=False)
+        if a and _DIGITS.sub("0", a) == _DIGITS.sub("0", b)
+    ]
+    return len(alike) >= 2 and any(_DIGITS.search(a) for a in alike)
+
+
+_DIGITS = re.compile(r"\d+")
+
+
 def _text_table(rows: list[list[str]]) -> str:
     """Aligned columns as a Markdown table: with three columns or more the first row
     names them; two columns are labels and their values (an empty header), as an HTML
@@ -356,7 +373,8 @@ def _text_table(rows: list[list[str]]) -> str:
         cells = [c.replace("|", "\\|") for c in cells] + [""] * (width - len(cells))
         return "| " + " | ".join(cells) + " |"
 
-    head, body = (rows[0], rows[1:]) if width >= 3 and len(rows) > 1 else ([""] * width, rows)
+    named = width >= 3 and len(rows) > 1 and not _reads_as_data(rows[0], rows[1])
+    head, body = (rows[0], rows[1:]) if named else ([""] * width, rows)
     return "\n".join([line(head), "|" + " --- |" * width, *(line(r) for r in body)])
 
 

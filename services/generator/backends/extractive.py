@@ -107,10 +107,12 @@ _ORDINAL_WORDS: tuple[str, ...] = ("first", "second", "third", "fourth", "fifth"
 _ORDINAL_WORDS += ("sixth", "seventh", "eighth", "ninth", "tenth")
 _ORDINALS = {w: n for n, w in enumerate(_ORDINAL_WORDS, start=1)}
 _ORDINAL = re.compile(
-    r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d{1,2})(?:st|nd|rd|th)?"
-    r"\s+step\b|\bstep\s+(\d{1,2})\b",
+    r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|final|\d{1,2})"
+    r"(?:st|nd|rd|th)?\s+step\b|\bstep\s+(\d{1,2})\b|\bthe\s+(first|last|final)\s+thing\b",
     re.I,
 )
+# "What's the last step?": the last numbered item of its list, whatever its number.
+_LAST = 0
 _ITEM_NUMBER = re.compile(r"^\d{1,3}[.)]\s+")
 # A hyphen between letters joins words ("first-response", "co-hosts"), not an
 # identifier ("NW-1190"): read as the words, so "first-response target" meets
@@ -196,7 +198,11 @@ MAX_LISTED_ITEMS = 8
 # and a fee charged as a share are amounts; "heavy" and "amount" said by the value; a
 # row keyed by a span of time ("1 hour") is "a 1hr lesson" and sets the other spans
 # aside; "how much … off" asks for a share.
-POLICY_VERSION = "extractive-policy-23"
+# 24: what a member of staff may grant is refused where no visible page names that
+# staff; a shorter copy of the best unit's fact is no rival; "monthy" is a slip; a
+# class code ("CA ·") is no part of a row's name; "under-18" and "50-minute" are the
+# number and the word; "the last step" and "the first thing" are steps by place.
+POLICY_VERSION = "extractive-policy-24"
 
 
 @dataclass(frozen=True, slots=True)
@@ -609,6 +615,9 @@ class ExtractiveGenerator:
                 for i, vector in zip(focused, vectors, strict=True):
                     cosines[i] = max(cosines[i], float(vector @ part_vectors[n]))
             ordinal = _ordinal(part.text)
+            lasts = (
+                set().union(*map(_last_items, passages, units_of)) if ordinal == _LAST else set()
+            )
             bound = asks_bound(part.text)
             noun = counted(part.text)
             noun_stem = stem(noun) if noun else None
@@ -644,6 +653,7 @@ class ExtractiveGenerator:
                 if aged:
                     support += cfg.key_weight
                 step = ordinal is not None and u.kind == "item" and _item_number(u) == ordinal
+                step = step or (p.number, u.position) in lasts
                 if step:
                     support += cfg.key_weight
                 # A labelled line ("Variants per product: 250") is keyed by its label
@@ -1660,8 +1670,19 @@ def content_terms(text: str) -> frozenset[str]:
     and every way of saying that something may not be done as one term."""
     text = _E_PREFIX.sub("e", _NOT_ALLOWED.sub(" cannot ", text))
     text = _SHORT_UNIT.sub(lambda m: f"{m.group(1)} {_UNIT_WORDS[m.group(2).lower()]}", text)
+    text = _NUMBER_HYPHEN.sub(" ", text)
     terms = _content_terms(_THOUSANDS.sub("", _WORD_HYPHEN.sub(" ", text)))
     return frozenset(terms | _letter_codes(text) | _calendar_terms(text))
+
+
+# A number joined to its unit or to its bound is the number and the word: "a 50-minute
+# lesson" is the row "50 minutes", "an under-18 visitor" the row "Junior visitor (under
+# 18)". Codes keep their hyphens ("RP-14", "pg-pro-8").
+_NUMBER_HYPHEN = re.compile(
+    r"(?<=\d)-(?=(?:minute|hour|day|week|month|year|night|mile|km|inch|foot|feet|metre"
+    r"|meter|litre|liter|kg|pound)s?\b)"
+    r"|(?<=\b[Uu]nder)-(?=\d)|(?<=\b[Oo]ver)-(?=\d)"
+)
 
 
 # A unit of time written short after its number is the word a page writes in full: "a
@@ -1917,11 +1938,17 @@ def _passed_over(
             if key and _key_matches(key, q_terms, everywhere):
                 # Compared whole: in a table of only "Pro" and "Pro Plus" the keys
                 # that tell the rows apart are "pro" and "plus", neither within the other.
-                tables.setdefault(u.context, []).append((u.position, set(content_terms(u.key))))
+                name = _LEADING_CODE.sub("", u.key)
+                tables.setdefault(u.context, []).append((u.position, set(content_terms(name))))
         for named in tables.values():
             kept = set(_fullest(named, q_terms))
             out |= {(p.number, i) for i, _ in named if i not in kept}
     return out
+
+
+# A class code before a row's name ("CA · Compact automatic", "C · Compact"): nobody
+# says it, so it does not make "Compact automatic" a name said only in part.
+_LEADING_CODE = re.compile(r"^[A-Z][A-Z0-9]{0,3}\s*[·•|]\s*")
 
 
 def _fullest(named: list[tuple[int, set[str]]], q_terms: set[str]) -> list[int]:
@@ -1934,7 +1961,9 @@ def _fullest(named: list[tuple[int, set[str]]], q_terms: set[str]) -> list[int]:
     "Pro Plus". Before, both rows (or both columns) answered each question.
     """
     whole = [(i, key) for i, key in named if key <= q_terms]
-    said = {i: len(key & q_terms) for i, key in named}
+    # A number the question says counts twice: "an under-18 visitor" says more of
+    # "Junior visitor (under 18)" than of "Visitor", which it says whole.
+    said = {i: sum(1 + _has_digit(t) for t in key & q_terms) for i, key in named}
     if whole and max(said.values()) >= max(said[i] for i, _ in whole) + 2:
         # A name said in full by one word the question uses otherwise ("Users" in
         # "price of Team per user per month") yields to one the question says most
@@ -1943,8 +1972,8 @@ def _fullest(named: list[tuple[int, set[str]]], q_terms: set[str]) -> list[int]:
     if not whole:
         # Said in part, the ones it says most of: "Price by species (£) Rabbit" over
         # "… Dog" and "… Cat" for "the price to castrate a rabbit".
-        most = max(len(key & q_terms) for _, key in named) if named else 0
-        return [i for i, key in named if len(key & q_terms) == most]
+        most = max(said.values(), default=0)
+        return [i for i, _ in named if said[i] == most]
     return [i for i, key in whole if not any(key < other for _, other in whole)]
 
 
@@ -2243,14 +2272,15 @@ def _asked_step(selected: list[ScoredUnit], question: str) -> list[ScoredUnit]:
     number = _ordinal(question)
     if number is None:
         return selected
-    asked = next(
-        (
-            s
-            for s in selected
-            if s.unit is not None and s.unit.kind == "item" and _item_number(s.unit) == number
-        ),
-        None,
-    )
+    numbered = [
+        (n, s)
+        for s in selected
+        if s.unit is not None and s.unit.kind == "item" and (n := _item_number(s.unit)) is not None
+    ]
+    if number == _LAST:
+        # The highest-numbered item chosen: scoring raised the list's last one.
+        return [max(numbered, key=lambda pair: pair[0])[1]] if numbered else selected
+    asked = next((s for n, s in numbered if n == number), None)
     return [asked] if asked is not None else selected
 
 
@@ -2559,8 +2589,20 @@ def _ordinal(question: str) -> int | None:
     m = _ORDINAL.search(question)
     if m is None:
         return None
-    word = (m.group(1) or m.group(2)).lower()
+    word = (m.group(1) or m.group(2) or m.group(3)).lower()
+    if word in ("last", "final"):
+        return _LAST
     return _ORDINALS.get(word) or (int(word) if word.isdigit() else None)
+
+
+def _last_items(passage: Passage, found: Sequence[Unit]) -> set[tuple[int, int]]:
+    """The last numbered item of each list in the passage, as (passage, position)."""
+    last: dict[str, tuple[int, int]] = {}
+    for u in found:
+        number = _item_number(u) if u.kind == "item" else None
+        if number is not None and number >= last.get(u.context, (0, 0))[0]:
+            last[u.context] = (number, u.position)
+    return {(passage.number, position) for _, position in last.values()}
 
 
 def _item_number(unit: Unit) -> int | None:

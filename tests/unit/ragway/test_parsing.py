@@ -512,6 +512,20 @@ def test_plain_text_reads_as_its_layout_means() -> None:
     # Three columns or more: the first row names them.
     assert tables[1].header.startswith("| Number type | Access charge | Service charge |")
     assert tables[1].units[1] == "| 09 (premium rate) | 55p per minute | up to 3.60 a minute |"
+    # Unless it is a row like the next: promoted to a header, "Day 22 … USD 25" named
+    # every row's cells ("First late penalty: Second late penalty; USD 25: USD 35").
+    schedule = (
+        "Fines must be paid within 21 days. After that:\n"
+        "Day 22        First late penalty          USD 25\n"
+        "Day 61        Second late penalty         USD 35\n"
+        "Day 91        Referred to collections     plus 20 percent of the balance\n"
+    )
+    (table,) = [b for b in parse("text", schedule.encode()).blocks if b.kind == "table"]
+    assert table.units[:2] == (
+        "| Day 22 | First late penalty | USD 25 |",
+        "| Day 61 | Second late penalty | USD 35 |",
+    )
+    assert table.header.startswith("|  |  |  |")
 
 
 def minimal_pdf(title: str, lines: list[str]) -> bytes:

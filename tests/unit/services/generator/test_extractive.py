@@ -1109,6 +1109,32 @@ def test_a_step_asked_by_number_is_answered_alone() -> None:
     assert "12 characters" not in final.answer
 
 
+def test_the_last_step_and_the_first_thing_are_steps_asked_by_their_place() -> None:
+    # "What's the first thing I should do?" led with step 3, which says more of the
+    # question's words; "the last step" is the list's last item, whatever its number.
+    security = Passage(
+        1,
+        "account-security#someone-else",
+        "account-security",
+        "Keeping your account safe",
+        "If someone else is using your account",
+        "If you see orders you didn't place:\n\n"
+        "1. Tap Account → Security → Sign out of all devices.\n"
+        "2. Remove saved cards you don't recognise.\n"
+        "3. Report unknown orders on your account within 7 days through Help → Report a "
+        "problem. Orders reported later are checked, but we can't promise a refund.\n",
+    )
+    first = answer_of(
+        "I think someone else is ordering on my account. What's the first thing I should do?",
+        [security],
+    )
+    assert "Sign out of all devices" in first.answer, first.answer
+    assert "Report unknown orders" not in first.answer, first.answer
+    last = answer_of("What's the last step to reset my password?", [RESET])
+    assert "12 characters" in last.answer, last.answer
+    assert "Forgot password" not in last.answer, last.answer
+
+
 def test_a_whole_list_joins_its_items_without_doubled_punctuation() -> None:
     guests = Passage(
         1,
@@ -1717,6 +1743,42 @@ def test_a_header_said_by_one_word_yields_to_the_one_said_most_of() -> None:
     assert _fullest([(0, users), (1, annual), (2, monthly)], q) == [1]
     # Said in full and no other said much more: the whole name still answers.
     assert _fullest([(0, {"pro"}), (1, {"pro", "plus"})], {"pro", "cost"}) == [0]
+    # A number the question says counts twice: "an under-18 visitor" names "Junior
+    # visitor (under 18)" more than "Visitor", which it says whole.
+    junior = {"junior", "visitor", "18"}
+    assert _fullest([(0, {"visitor"}), (1, junior)], {"visitor", "18", "round", "pay"}) == [1]
+
+
+def test_a_number_joined_to_its_unit_or_bound_is_the_number_and_the_word() -> None:
+    # "an under-18 visitor" kept "under-18" as one term, which no row key holds, so the
+    # row "Junior visitor (under 18)" was not named; "a 50-minute lesson" missed "50
+    # minutes" the same way.
+    assert {"18", "visitor"} <= question_terms("What does an under-18 visitor pay?")
+    assert {"50", stem("minutes"), stem("lesson")} <= content_terms("a 50-minute lesson")
+    assert {"24", stem("hour")} <= content_terms("our 24-hour helpline")
+    # Codes keep their hyphens.
+    assert "rp-14" in content_terms("Fine code RP-14")
+
+
+def test_a_class_code_before_a_rows_name_is_not_part_of_the_name_asked() -> None:
+    # "CA · Compact automatic" was a name said only in part (nobody says "CA"), so
+    # "C · Compact", said whole, answered "What does a compact automatic cost?".
+    rates = Passage(
+        1,
+        "car-hire-prices#rates",
+        "car-hire-prices",
+        "Car hire prices",
+        "Daily and weekly rates",
+        "| Car group | Daily rate 1-2 days | Daily rate 3-6 days | Weekly rate 7 days |\n"
+        "|---|---|---|---|\n"
+        "| B · Economy | £38 | £33 | £196 |\n"
+        "| C · Compact | £46 | £40 | £238 |\n"
+        "| CA · Compact automatic | £52 | £45 | £266 |\n"
+        "| E · SUV | £67 | £59 | £357 |\n",
+    )
+    final = answer_of("What does a compact automatic cost for a single day?", [rates])
+    assert "£52" in final.answer, final.answer
+    assert "£46" not in final.answer, final.answer
 
 
 def test_a_change_after_the_plain_value_is_left_out() -> None:
