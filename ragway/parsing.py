@@ -361,10 +361,31 @@ def _reads_as_data(first: list[str], second: list[str]) -> bool:
 _DIGITS = re.compile(r"\d+")
 
 
+def _names_prices(first: list[str], rest: list[list[str]]) -> bool:
+    """Whether two columns' first row names them as a price list does: "Item | Charge
+    (NZD)" over "Lost or damaged key | 350". Read as a label and its value, the currency
+    was lost from every row ("Lost or damaged key — 350" held no amount). A first row of
+    labels and values ("Email | help@…") is no such header: it has no price word."""
+    return (
+        not any(_DIGITS.search(cell) for cell in first)
+        and _PRICE_HEADER.search(first[-1]) is not None
+        and all(_DIGITS.search(row[-1]) for row in rest if len(row) > 1)
+    )
+
+
+# "Charge (NZD)", "Price", "Fee (£)", "Cost per night ($)".
+_PRICE_HEADER = re.compile(
+    r"^(?:[\w-]+\s+){0,2}(?:charges?|prices?|fees?|costs?|rates?|amounts?)\b[^()]{0,20}"
+    r"(?:\((?:[A-Z]{3}|[$£€¥]|[A-Z]{1,2}\$)\))?$",
+    re.IGNORECASE,
+)
+
+
 def _text_table(rows: list[list[str]]) -> str:
     """Aligned columns as a Markdown table: with three columns or more the first row
-    names them; two columns are labels and their values (an empty header), as an HTML
-    table of two columns without <th> is read."""
+    names them unless it reads as data; two columns are labels and their values (an
+    empty header), as an HTML table of two columns without <th> is read, unless the
+    first row heads a price list."""
     width = max(len(r) for r in rows)
     if len(rows) == 1 and width == 2:
         return f"{rows[0][0]}: {rows[0][1]}"
@@ -373,7 +394,10 @@ def _text_table(rows: list[list[str]]) -> str:
         cells = [c.replace("|", "\\|") for c in cells] + [""] * (width - len(cells))
         return "| " + " | ".join(cells) + " |"
 
-    named = width >= 3 and len(rows) > 1 and not _reads_as_data(rows[0], rows[1])
+    if width >= 3:
+        named = len(rows) > 1 and not _reads_as_data(rows[0], rows[1])
+    else:
+        named = len(rows) > 2 and _names_prices(rows[0], rows[1:])
     head, body = (rows[0], rows[1:]) if named else ([""] * width, rows)
     return "\n".join([line(head), "|" + " --- |" * width, *(line(r) for r in body)])
 

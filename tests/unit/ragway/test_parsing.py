@@ -526,6 +526,18 @@ def test_plain_text_reads_as_its_layout_means() -> None:
         "| Day 61 | Second late penalty | USD 35 |",
     )
     assert table.header.startswith("|  |  |  |")
+    # Two columns under a price list's header: the first row names them, so each row
+    # keeps its currency ("Lost or damaged key — 350" held no amount).
+    prices = (
+        "FEES DURING THE HIRE\n"
+        "Item                                   Charge (NZD)\n"
+        "Late return                            50 per hour or part hour\n"
+        "Roadside call-out (driver caused)      150\n"
+        "Lost or damaged key                    350\n"
+    )
+    (table,) = [b for b in parse("text", prices.encode()).blocks if b.kind == "table"]
+    assert table.header.startswith("| Item | Charge (NZD) |")
+    assert table.units[-1] == "| Lost or damaged key | 350 |"
 
 
 def minimal_pdf(title: str, lines: list[str]) -> bytes:
