@@ -26,10 +26,12 @@ _HEADS = (
     r"agent|manager|supervisor|team[\s-]leader|advis[eo]r|officer|staff|engineer"
     r"|representative|receptionist|clerk"
 )
-# What such a role grants: money, a waiver, an exception.
+# What such a role grants at its discretion: money, a waiver, an exception. Not what
+# any member of staff does for a customer ("put me through", "unlock my account",
+# "issue a new card"), which a public page may well say without naming who does it.
 _GRANTS = (
-    r"give|refund|credit|waive|approve|authori[sz]e|write|offer|raise|knock|put|let"
-    r"|agree|grant|extend|override|reduce|unlock|re-?apply|discount|comp|issue|sign"
+    r"give|refund|credit|waive|approve|authori[sz]e|write\s+(?:\w+\s+)?off|offer|raise"
+    r"|knock|let\s+(?:\w+\s+)?off|grant|override|re-?apply|discount|comp"
 )
 _DETERMINER = r"(?:a|an|the|your|my|our|one|any)\s+"
 # Up to four words naming the role, none of them an article: "the most a practice

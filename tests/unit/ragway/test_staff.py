@@ -50,6 +50,11 @@ def test_the_member_of_staff_whose_discretion_is_asked(
         "How soon does the on-call engineer have to acknowledge a page?",
         # A customer granting, not staff.
         "How much credit can I give a friend?",
+        # What any member of staff does for a customer, not at their discretion: a
+        # public page says it without naming who does it.
+        "Can an agent unlock my account?",
+        "Can an agent put me through to billing?",
+        "Can a manager issue a replacement card?",
     ],
 )
 def test_questions_that_ask_no_member_of_staff_what_they_may_grant(question: str) -> None:
