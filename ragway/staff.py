@@ -58,7 +58,9 @@ _GRANTING = (
 )
 
 
-_SPELLINGS = {"adviser": "advis[eo]r", "advisor": "advis[eo]r", "team leader": r"team[\s-]leader"}
+# Each head as a page may write it ("advisor" for "adviser", "team-leader"): the
+# alternatives of ``_HEADS`` themselves.
+_HEAD_SPELLINGS = tuple(re.compile(head) for head in _HEADS.split("|"))
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,8 @@ class Role:
     def named_in(self, text: str) -> bool:
         """Whether ``text`` speaks of this kind of staff at all (the head noun, any
         spelling of "adviser", singular or plural)."""
-        head = _SPELLINGS.get(self.head, re.escape(self.head))
-        return re.search(rf"\b{head}s?\b", text, re.IGNORECASE) is not None
+        spelt = next(p.pattern for p in _HEAD_SPELLINGS if p.fullmatch(self.head))
+        return re.search(rf"\b{spelt}s?\b", text, re.IGNORECASE) is not None
 
 
 def granting_role(question: str) -> Role | None:

@@ -2652,9 +2652,10 @@ def _says_same(a: str, b: str) -> bool:
     if not (ta and tb):
         return False
     # A shorter copy of the same fact ("Travel cot — Free" beside "A travel cot with
-    # bedding is free on request") says nothing the other does not.
+    # bedding is free on request") says nothing the other does not. Neither gives a
+    # value (a shared one returned above): "Travel cot — €10" is another answer.
     short, long_ = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
-    if len(short) >= 2 and short <= long_ and not (values_a ^ values_b):
+    if len(short) >= 2 and short <= long_ and not (values_a or values_b):
         return True
     return len(ta & tb) / len(ta | tb) >= 0.5
 
