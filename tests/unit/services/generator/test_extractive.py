@@ -1882,7 +1882,7 @@ def test_what_a_member_of_staff_may_grant_is_refused_from_pages_that_never_name_
 
 
 def test_a_shorter_copy_of_the_best_units_fact_on_another_page_is_no_rival() -> None:
-    # The rooms page and the extras table both say a cot is free; the table's row
+    # The rooms page and a charges guide's PDF lines both say a cot is free; the line
     # counted as another passage's answer, nearly as close, and the margin (0.026)
     # made the question look like one that several pages touch without answering.
     rooms = Passage(
