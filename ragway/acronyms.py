@@ -63,11 +63,34 @@ _SAME_IDEA: tuple[tuple[str, ...], ...] = (
     # page that says "American Express", "on my iPhone" of steps for iOS.
     ("American Express", "Amex"),
     ("iOS", "iPhone"),
+    # A language by its English name and by its own, as a bilingual company names its
+    # lines and pages: "What number do I call for service in French?" of "Service en
+    # français — 1-888-555-0150". Without it "French" is a name no passage knows.
+    ("French", "français", "francais"),
+    ("Spanish", "español", "espanol"),
+    ("German", "Deutsch"),
+    ("Italian", "italiano"),
+    ("Portuguese", "português", "portugues"),
+    ("Dutch", "Nederlands"),
+    ("Polish", "polski"),
+    ("Welsh", "Cymraeg"),
+    ("Irish", "Gaeilge"),
+    ("Swedish", "svenska"),
+    ("Norwegian", "norsk"),
+    ("Danish", "dansk"),
+    ("Finnish", "suomi"),
+    ("Czech", "čeština", "cestina"),
+    ("Turkish", "Türkçe"),
+    ("Chinese", "中文"),
+    ("Japanese", "日本語"),
+    ("Korean", "한국어"),
 )
 
 
 def _named(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
+    # A hyphen after the name joins it to a word it qualifies ("the French-language
+    # line", "2FA-protected"): still the name.
+    return re.compile(rf"(?<![\w-]){re.escape(name)}(?!\w)", re.I)
 
 
 # Each name's pattern, compiled once: ``same_idea`` reads every question.
@@ -190,7 +213,9 @@ def abbreviate(question: str, texts: Iterable[str]) -> str:
     """The question with each name the passages only abbreviate written as they do.
 
     A capitalised word of five letters or more that no passage writes becomes the
-    passages' capitals it starts with ("Victoria" is "VIC", "Tasmania" "TAS"); two to
+    passages' capitals it starts with ("Victoria" is "VIC", "Tasmania" "TAS") or,
+    failing that, contracts to (three or more of its letters in order, its first and
+    last among them: "Queensland" is "QLD"); two to
     four capitalised words in a row that no passage writes together become the
     passages' capitals they are the initials of ("New South Wales" is "NSW",
     "Western Australia" "WA"). Only where exactly one abbreviation fits, and never a
@@ -241,5 +266,19 @@ def _initials(question: str, n: int, capitals: AbstractSet[str], joined: str) ->
 def _prefixed(word: str, capitals: AbstractSet[str], written: AbstractSet[str]) -> str:
     if len(word) < 5 or word.lower() in written:
         return word
-    fits = [c for c in capitals if len(c) >= 3 and word.upper().startswith(c)]
+    upper = word.upper()
+    fits = [c for c in capitals if len(c) >= 3 and upper.startswith(c)]
+    if not fits:
+        # A contraction keeps the word's first and last letters and some between, in
+        # order: "Queensland" is "QLD", as Australian, Canadian and US pages write
+        # their states and provinces in tables.
+        fits = [c for c in capitals if len(c) >= 3 and _contracts(upper, c)]
     return fits[0] if len(fits) == 1 else word
+
+
+def _contracts(word: str, capitals: str) -> bool:
+    """Whether ``capitals`` is a contraction of ``word`` (both upper case)."""
+    if capitals[0] != word[0] or capitals[-1] != word[-1]:
+        return False
+    rest = iter(word[1:-1])
+    return all(letter in rest for letter in capitals[1:-1])

@@ -202,7 +202,10 @@ MAX_LISTED_ITEMS = 8
 # staff; a shorter copy of the best unit's fact is no rival; "monthy" is a slip; a
 # class code ("CA ·") is no part of a row's name; "under-18" and "50-minute" are the
 # number and the word; "the last step" and "the first thing" are steps by place.
-POLICY_VERSION = "extractive-policy-24"
+# 25: a language is named in English or in its own ("French", "français"); a state the
+# pages contract ("Queensland", "QLD") is written as they do; a question's first part,
+# cut before ", and", asks in its last sentence, not in the story before it.
+POLICY_VERSION = "extractive-policy-25"
 
 
 @dataclass(frozen=True, slots=True)
@@ -2060,7 +2063,7 @@ _SENTENCE = re.compile(r"[^.!?]+(?:[.!?]+|$)")
 
 def _asking(question: str) -> str:
     """The sentences of a question that ask (end in "?"), without the story told
-    before them; the whole question when none does.
+    before them; with none, its last sentence.
 
     "My Labrador weighs about 32 kg … Is there anything extra to pay because he's a
     big dog?": a pet's, a relative's or a place's name in the story is the asker's,
@@ -2073,7 +2076,16 @@ def _asking(question: str) -> str:
         for m in _SENTENCE.finditer(question)
         if m.group(0).rstrip().endswith("?")
     ]
-    return " ".join(asking) if asking else question
+    if asking:
+        return " ".join(asking)
+    # A part cut from a question has lost its "?" ("We paid in April but we're moving
+    # to Leeds in September. Do we get any money back, and is anything taken off?"):
+    # it asks in its last sentence, after the story. Only a full stop before a capital
+    # ends a sentence here, so "8 a.m." or "£2.50" cuts nothing off.
+    return _STORY_END.split(question.strip())[-1]
+
+
+_STORY_END = re.compile(r"(?<=[.!])\s+(?=[A-Z])")
 
 
 # A row key that is a count of something: "36 months", "12-month", "2 people".

@@ -89,14 +89,20 @@ def test_a_name_the_passages_only_abbreviate_is_written_as_they_do() -> None:
         "What does Plus cost in NSW?"
     )
     assert abbreviate("Is it cheaper in Western Australia?", PRICES) == ("Is it cheaper in WA?")
+    # A contraction (first and last letters kept, some between): before, "Queensland"
+    # was a name no passage knows, and "What is the clearance called in Queensland?" was
+    # refused beside a table whose row is "QLD".
+    assert abbreviate("What about Queensland?", PRICES) == "What about QLD?"
 
 
 def test_names_the_passages_write_or_do_not_abbreviate_stay() -> None:
-    # "New Zealand" is written out on the page; "Queensland" is not what QLD starts.
+    # "New Zealand" is written out on the page; "Queenstown" ends in no D (QLD), and
+    # "Quilted" holds no L between its first and last letters in that order ("QTD").
     assert abbreviate("Is Plus cheaper in New Zealand?", PRICES) == (
         "Is Plus cheaper in New Zealand?"
     )
-    assert abbreviate("What about Queensland?", PRICES) == "What about Queensland?"
+    assert abbreviate("What about Queenstown?", PRICES) == "What about Queenstown?"
+    assert abbreviate("Is Quilted in it?", ("QTD and QLD",)) == "Is Quilted in it?"
     # A function word in capitals abbreviates nothing ("Android" is not "AND").
     assert abbreviate("Does the Android app work?", PRICES) == "Does the Android app work?"
     # Short words are not read as abbreviated: "Vice" is no "VIC".
@@ -117,6 +123,23 @@ def test_a_name_for_the_same_sign_in_idea_is_written_as_the_passages_write_it() 
     # Written by the passages, or none of the names written: left as it is.
     assert same_idea("Is 2FA required?", ["Turn on 2FA under Security."]) == "Is 2FA required?"
     assert same_idea("Is 2FA required?", ["Codes have 6 digits."]) == "Is 2FA required?"
+
+
+def test_a_language_is_named_as_the_passages_name_it_in_english_or_its_own() -> None:
+    # Before, "French" was a name no passage knows, and the question was refused.
+    lines = ["Customer service — 1-888-555-0120", "Service en français — 1-888-555-0150"]
+    assert same_idea("What number do I call for service in French?", lines) == (
+        "What number do I call for service in français?"
+    )
+    # Joined to the word it qualifies by a hyphen, still the name.
+    assert same_idea("When is the French-language line open?", ["Téléphone (français)"]) == (
+        "When is the français-language line open?"
+    )
+    assert same_idea("Is there help en español?", ["Spanish: 9am to 5pm"]) == (
+        "Is there help en Spanish?"
+    )
+    # Inside another word it is no name: "Frenchay" stays.
+    assert same_idea("Is Frenchay covered?", lines) == "Is Frenchay covered?"
 
 
 def test_the_names_the_passages_write_are_found_whatever_their_case_or_letters() -> None:

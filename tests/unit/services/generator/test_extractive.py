@@ -787,6 +787,14 @@ def test_a_name_in_the_story_before_the_question_is_the_askers_not_a_missing_one
     # A plan named in the asking sentence after a story is still a plan the pages lack.
     team = _evidence("We have five people. How much storage does the Team plan include?", PLANS)
     assert team.missing_names == ("Team",)
+    # A question of two parts: the first, cut before ", and", has lost its "?" and still
+    # asks only in its last sentence ("does not cover “Rufus”" before).
+    parted = _evidence(
+        "Our dog walker books appointments for Rufus through the portal as a shared "
+        "carer. Can she see what our bills come to, and can she cancel them?",
+        carers,
+    )
+    assert (parted.names, parted.missing_names) == (0.0, ())
 
 
 def test_a_measure_typed_as_one_word_is_a_value_not_an_identifier() -> None:
