@@ -84,6 +84,9 @@ _VALUE_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
         rf"{_SIGN}\s?\d|\b(?:{_CURRENCY})\s?\d|"
         rf"\d[\d,.]*\s?(?:{_CURRENCY}|dollars?|euros?|pounds?|cents?|pence)\b|"
         rf"\d[\d,.]*\s?[{_SIGNS}¢]|"
+        # British pence: "60p per A4 page", "a 5p bag"; one or two digits, so "1080p"
+        # stays a screen's resolution.
+        r"(?<![\d.,])\d{1,2}p\b|"
         # A table whose column header names the currency: "Price (£): 185", "Fee (USD):
         # 45", "Price per serving (€, VAT incl.): 5.99" (a row's cells say only numbers).
         rf"\([^()]*?(?:{_SIGN}|\b(?:{_CURRENCY})\b)[^()]*\)[^:;]*:\s*\d|"

@@ -156,6 +156,17 @@ def test_a_currency_code_before_the_number_is_an_amount() -> None:
     assert not holds("Minimum team size — 5 riders", AnswerType.AMOUNT)
 
 
+def test_british_pence_are_an_amount_and_a_resolution_is_not() -> None:
+    # "60p" was no amount, so "library colour printing price" found its word "price"
+    # unsaid by the rule that quotes "colour printing or copying: 60p per A4 page".
+    assert holds(
+        "3.4 Other charges: colour printing or copying: 60p per A4 page", AnswerType.AMOUNT
+    )
+    assert holds("Carrier bags cost 5p each", AnswerType.AMOUNT)
+    assert not holds("Streams in 1080p on every plan", AnswerType.AMOUNT)
+    assert not holds("Open until 4pm", AnswerType.AMOUNT)
+
+
 def test_a_share_of_a_price_is_an_amount() -> None:
     # "How much would we lose?" is answered by the tier's share of the rental.
     assert holds("(b) 29 to 56 days: 50% of the rental, or your deposit", AnswerType.AMOUNT)
