@@ -1673,6 +1673,7 @@ def content_terms(text: str) -> frozenset[str]:
     and every way of saying that something may not be done as one term."""
     text = _E_PREFIX.sub("e", _NOT_ALLOWED.sub(" cannot ", text))
     text = _SHORT_UNIT.sub(lambda m: f"{m.group(1)} {_UNIT_WORDS[m.group(2).lower()]}", text)
+    text = _MEASURE_SYMBOL.sub(lambda m: f" {_MEASURE_WORDS[m.group(1)]} ", text)
     text = _NUMBER_HYPHEN.sub(" ", text)
     terms = _content_terms(_THOUSANDS.sub("", _WORD_HYPHEN.sub(" ", text)))
     return frozenset(terms | _letter_codes(text) | _calendar_terms(text))
@@ -1696,6 +1697,21 @@ _UNIT_WORDS = {
     w: spelling.SHORTHAND[w] for w in ("hr", "hrs", "mins", "wk", "wks", "mth", "mths", "yr", "yrs")
 } | {"min": "minutes"}
 _SHORT_UNIT = re.compile(rf"\b(\d+(?:\.\d+)?)\s?({'|'.join(_UNIT_WORDS)})\b", re.I)
+
+# A unit of measure a table's column names by its symbol is the word a question says:
+# "Height (m)" answers "in metres", "Water tanks (L) Fresh" "fresh water litres". Both
+# spellings, as customers write either.
+_MEASURE_WORDS = {
+    "m": "metres meters",
+    "cm": "centimetres centimeters",
+    "mm": "millimetres millimeters",
+    "km": "kilometres kilometers km",
+    "L": "litres liters",
+    "l": "litres liters",
+    "kg": "kilograms kilos kg",
+}
+# Case as written: "(M)" is a size, "(L)" and "(l)" are litres.
+_MEASURE_SYMBOL = re.compile(rf"\(({'|'.join(_MEASURE_WORDS)})\)")
 
 
 # Hours tables write the days short and as spans: "Mon-Fri 8 a.m.-9 p.m.", "Sat 9 a.m.-1

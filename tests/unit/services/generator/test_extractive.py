@@ -1768,6 +1768,16 @@ def test_a_number_joined_to_its_unit_or_bound_is_the_number_and_the_word() -> No
     assert "rp-14" in content_terms("Fine code RP-14")
 
 
+def test_a_unit_a_column_names_by_its_symbol_is_the_word_a_question_says() -> None:
+    # "Water tanks (L) Fresh: 120" held no "litres", so "Kea 6 fresh water litres" found
+    # its last word unsaid by the table that answers it, and was refused.
+    tanks = content_terms("Family — Water tanks (L) Fresh: 120")
+    assert {stem("litres"), stem("liters")} <= tanks
+    assert {stem("metres"), stem("meters")} <= content_terms("Height (m): 3.1")
+    # Case as written: "(M)" is a size, not metres.
+    assert not {stem("metres"), stem("meters")} & content_terms("T-shirt (M): 2 left")
+
+
 def test_a_class_code_before_a_rows_name_is_not_part_of_the_name_asked() -> None:
     # "CA · Compact automatic" was a name said only in part (nobody says "CA"), so
     # "C · Compact", said whole, answered "What does a compact automatic cost?".
