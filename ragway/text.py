@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 
 import tantivy
 
@@ -132,7 +133,21 @@ def split_sentences(text: str) -> list[str]:
 
 
 def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
+    return _WORD.findall(_unaccented(text.lower()))
+
+
+def _unaccented(text: str) -> str:
+    """``text`` with its letters' accents taken off: "Tūī 4" is "Tui 4", "français"
+    "francais". Read as ASCII letters only, "Tūī" was the word "t" and "Kōwhai" "k" and
+    "whai", so a camper, a town or a language the pages name with accents was a name no
+    passage holds, and a customer who types "Tui" without them met nothing. Canonical
+    decomposition only: "m²" and a footnote's "¹" are not digits."""
+    if text.isascii():
+        return text
+    return _COMBINING.sub("", unicodedata.normalize("NFD", text))
+
+
+_COMBINING = re.compile(r"[\u0300-\u036f]")
 
 
 # Quotes as phones and word processors type them ("What\u2019s", \u201cPro\u201d): the

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ragway.text import content_terms, split_sentences, stem
+from ragway.text import content_terms, split_sentences, stem, words
 
 
 def test_sentences_split_at_terminators_and_lines_but_skip_code_and_headings() -> None:
@@ -28,3 +28,13 @@ def test_the_plural_of_an_acronym_meets_its_singular() -> None:
         assert stem(plural) == stem(singular), plural
     for kept in ("status", "access", "class"):
         assert stem(kept) == kept, kept
+
+
+def test_a_word_with_accents_is_the_word_without_them() -> None:
+    # Read as ASCII letters only, "Tūī" was the word "t" (too short to count) and
+    # "Kōwhai" the words "k" and "whai": a camper the pages name had no term at all.
+    assert words("Tūī 4 or Kōwhai 2") == ["tui", "4", "or", "kowhai", "2"]
+    assert content_terms("Service en français") == content_terms("Service en francais")
+    assert content_terms("How high is the Tui 4?") <= content_terms("How high is the Tūī 4?")
+    # Only accents: a superscript or a footnote mark is no digit.
+    assert words("38 m² in New Zealand¹") == ["38", "m", "in", "new", "zealand"]
