@@ -31,6 +31,9 @@ _GROUPS: tuple[tuple[str, ...], ...] = (
     ("retention", "retain", "keep", "kept"),
     # "min/max password length" meets "must be 12 to 32 characters long".
     ("length", "long"),
+    # "What's the fee if my payment bounces?" meets "If a payment is returned by your
+    # bank, the returned payment fee is…", "Dishonoured payment".
+    ("bounce", "dishonour", "dishonor", "return"),
     # Hours tables write the days short: "Sat: 7 am to 11 am" answers "on Saturdays".
     ("monday", "mon"),
     ("tuesday", "tue", "tues"),

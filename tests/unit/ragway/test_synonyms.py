@@ -19,6 +19,11 @@ def test_a_word_has_the_stems_of_its_synonyms_and_not_its_own() -> None:
     assert stem("thurs") in synonyms.of(stem("thursday"))
     # "min/max password length" on a page that says "12 to 32 characters long".
     assert stem("long") in synonyms.of(stem("length"))
+    # "bank bounced my payment whats ur fee" on a page that says "If a payment is
+    # returned by your bank"; a card issuer's "dishonoured payment" in either spelling.
+    assert {stem("returned"), stem("dishonoured"), stem("dishonored")} <= synonyms.of(
+        stem("bounced")
+    )
 
 
 def test_words_that_tell_features_apart_are_no_synonyms() -> None:
