@@ -204,7 +204,9 @@ MAX_LISTED_ITEMS = 8
 # number and the word; "the last step" and "the first thing" are steps by place.
 # 25: a language is named in English or in its own ("French", "français"); a state the
 # pages contract ("Queensland", "QLD") is written as they do; a question's first part,
-# cut before ", and", asks in its last sentence, not in the story before it.
+# cut before ", and", asks in its last sentence, not in the story before it; British
+# pence are an amount; "(L)" and "(m)" in a column's name are litres and metres; a word
+# with accents is the word without them ("Tūī" is "tui"); "bounce" is held by "returned".
 POLICY_VERSION = "extractive-policy-25"
 
 
