@@ -215,11 +215,11 @@ def abbreviate(question: str, texts: Iterable[str]) -> str:
     A capitalised word of five letters or more that no passage writes becomes the
     passages' capitals it starts with ("Victoria" is "VIC", "Tasmania" "TAS") or,
     failing that, contracts to (three or more of its letters in order, its first and
-    last among them: "Queensland" is "QLD"); two to
-    four capitalised words in a row that no passage writes together become the
-    passages' capitals they are the initials of ("New South Wales" is "NSW",
-    "Western Australia" "WA"). Only where exactly one abbreviation fits, and never a
-    function word ("AND", "NOT"), so a name the passages do not know stays unknown.
+    last among them: "Queensland" is "QLD"); two to four capitalised words in a row that
+    no passage writes together become the passages' capitals they are the initials of
+    ("New South Wales" is "NSW", "Western Australia" "WA"). Only where exactly one
+    abbreviation fits, and never a function word ("AND", "NOT"), so a name the passages
+    do not know stays unknown.
     """
     capitals, written, joined = _abbreviations(tuple(texts))
     if not capitals:
