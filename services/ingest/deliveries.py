@@ -157,8 +157,17 @@ class DeliveryStore:
         return bool(self._advance(keys=[f"ingest:docseq:{doc_key}"], args=[repr(occurred_at)]))
 
     def dead_letter(self, delivery_id: str, document: str, error: str, attempts: int) -> None:
-        self.set_state(delivery_id, "dead", error=error)
-        self._r.xadd(
+        # One transaction: a reader never sees the delivery dead without its dead letter,
+        # and a worker that dies here leaves neither half. Written as two commands, a
+        # test read state "dead" and an empty dead-letter stream in between.
+        pipe = self._r.pipeline(transaction=True)
+        mapping: dict[str, str | int | float] = {
+            "state": "dead",
+            "updated_at": time.time(),
+            "error": error,
+        }
+        pipe.hset(PREFIX + delivery_id, mapping=mapping)  # type: ignore[arg-type]
+        pipe.xadd(
             DEAD,
             {
                 "delivery_id": delivery_id,
@@ -170,6 +179,7 @@ class DeliveryStore:
             maxlen=DEAD_MAXLEN,
             approximate=True,
         )
+        pipe.execute()
 
     def dead_letters(self, count: int = 100) -> list[dict[str, str]]:
         entries: list[tuple[bytes, dict[bytes, bytes]]] = self._r.xrevrange(  # type: ignore[assignment]
