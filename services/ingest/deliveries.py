@@ -115,9 +115,7 @@ class DeliveryStore:
         return value if isinstance(value, bytes) else None
 
     def set_state(self, delivery_id: str, state: str, **extra: str | int | float) -> None:
-        mapping: dict[str, str | int | float] = {"state": state, "updated_at": time.time()}
-        mapping.update(extra)
-        self._r.hset(PREFIX + delivery_id, mapping=mapping)  # type: ignore[arg-type]
+        self._r.hset(PREFIX + delivery_id, mapping=_state_fields(state, extra))  # type: ignore[arg-type]
 
     def mark_queued(self, delivery_id: str) -> None:
         """After the task was sent; a fast worker may have marked it running already."""
@@ -161,12 +159,8 @@ class DeliveryStore:
         # and a worker that dies here leaves neither half. Written as two commands, a
         # test read state "dead" and an empty dead-letter stream in between.
         pipe = self._r.pipeline(transaction=True)
-        mapping: dict[str, str | int | float] = {
-            "state": "dead",
-            "updated_at": time.time(),
-            "error": error,
-        }
-        pipe.hset(PREFIX + delivery_id, mapping=mapping)  # type: ignore[arg-type]
+        fields = _state_fields("dead", {"error": error})
+        pipe.hset(PREFIX + delivery_id, mapping=fields)  # type: ignore[arg-type]
         pipe.xadd(
             DEAD,
             {
@@ -189,3 +183,8 @@ class DeliveryStore:
             {"id": eid.decode(), **{k.decode(): v.decode() for k, v in fields.items()}}
             for eid, fields in entries
         ]
+
+
+def _state_fields(state: str, extra: dict[str, str | int | float]) -> dict[str, str | int | float]:
+    """A delivery record's fields for a new state: the state, when, and any extra."""
+    return {"state": state, "updated_at": time.time(), **extra}
